@@ -1,0 +1,12 @@
+# Build the C operator with meson into $1 (default build/), configuring it once.
+# Extra arguments go to `meson setup` (for example -Db_sanitize=address,undefined).
+build_operator() {
+	local dir=${1:-$DRASHIFT_ROOT/build}; shift || true
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$DRASHIFT_ROOT" "$@" >"$dir.setup.log" 2>&1 ||
+			{ cat "$dir.setup.log" >&2; die "meson setup $dir failed"; }
+		rm -f "$dir.setup.log"
+	fi
+	meson compile -C "$dir" >"$dir/compile.log" 2>&1 ||
+		{ cat "$dir/compile.log" >&2; die "build in $dir failed"; }
+}

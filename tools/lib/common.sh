@@ -1,0 +1,103 @@
+# Shared by the scripts in tools/: paths, logging, dependencies, the cached
+# control-plane binary. Source it; it defines functions and a few variables.
+
+DRASHIFT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DRASHIFT_CACHE=${DRASHIFT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/drashift}
+export DRASHIFT_ROOT DRASHIFT_CACHE
+
+say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# Debian packages the build and the tests need. Installed only when missing,
+# so a warm machine spends no time here.
+DRASHIFT_DEBIAN_PACKAGES=(
+	meson ninja-build pkg-config gcc
+	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
+	openssl curl
+)
+
+ensure_debian_packages() {
+	local missing=() pkg
+	for pkg in "${DRASHIFT_DEBIAN_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	say "installing Debian packages: ${missing[*]}"
+	local sudo=
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -q >/dev/null || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]} failed"
+}
+
+ensure_go() {
+	if ! command -v go >/dev/null 2>&1; then
+		[ -x /usr/local/go/bin/go ] && export PATH=/usr/local/go/bin:$PATH
+	fi
+	command -v go >/dev/null 2>&1 || die "Go is needed to build the control plane in tools/ (expected at /usr/local/go)"
+}
+
+# Versions pinned in tools/go.mod (see tools/pin-kubernetes).
+kube_version() { awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' "$DRASHIFT_ROOT/tools/go.mod"; }
+etcd_version() { awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ { print $2; exit }' "$DRASHIFT_ROOT/tools/go.mod"; }
+
+# go build with progress: a line every 15 s with the packages compiled so far,
+# instead of minutes of silence on a cold cache.
+go_build_with_progress() {
+	local what=$1 out=$2; shift 2
+	local total start log
+	total=$(cd "$DRASHIFT_ROOT/tools" && go list -deps "$what" 2>/dev/null | wc -l)
+	start=$(date +%s)
+	log=$(mktemp)
+	(cd "$DRASHIFT_ROOT/tools" && go build -v -trimpath "$@" -o "$out" "$what") >"$log" 2>&1 &
+	local pid=$! last=0 now
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		now=$(date +%s)
+		if [ $((now - last)) -ge 15 ]; then
+			last=$now
+			say "building $what: $(grep -c . "$log") of about $total packages compiled, $((now - start)) s"
+		fi
+	done
+	if ! wait "$pid"; then
+		grep -v '^[a-zA-Z0-9_./-]*$' "$log" >&2 || tail -n 40 "$log" >&2
+		rm -f "$log"
+		die "go build $what failed"
+	fi
+	rm -f "$log"
+	say "built $what in $(($(date +%s) - start)) s"
+}
+
+# Print the path of the control-plane binary for the pinned versions, building
+# it first if this machine has not built it yet. The cache key covers the
+# versions and every input of the build, so a changed pin or a changed
+# tools/cmd/kcp rebuilds, and an unchanged one starts in milliseconds.
+kcp_binary() {
+	local kv ev key dir
+	kv=$(kube_version) ev=$(etcd_version)
+	[ -n "$kv" ] && [ -n "$ev" ] || die "tools/go.mod pins no k8s.io/kubernetes or etcd version"
+	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/kcp/k8s-$kv-etcd-$ev-$key"
+	if [ ! -x "$dir/kcp" ]; then
+		mkdir -p "$dir"
+		exec 9>"$dir.lock"
+		flock 9
+		if [ ! -x "$dir/kcp" ]; then
+			ensure_go
+			say "building the control plane (Kubernetes $kv, etcd $ev) once; later runs reuse $dir"
+			local minor=${kv#v1.}
+			minor=${minor%%.*}
+			local ldflags="-s -w"
+			for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+				ldflags+=" -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+				ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+			done
+			go_build_with_progress ./cmd/kcp "$dir/kcp.tmp" -ldflags="$ldflags"
+			mv "$dir/kcp.tmp" "$dir/kcp"
+		fi
+		flock -u 9
+		exec 9>&-
+	fi
+	printf '%s\n' "$dir/kcp"
+}
