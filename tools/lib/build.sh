@@ -6,6 +6,8 @@ build_operator() {
 		meson setup "$dir" "$DRASHIFT_ROOT" "$@" >"$dir.setup.log" 2>&1 ||
 			{ cat "$dir.setup.log" >&2; die "meson setup $dir failed"; }
 		rm -f "$dir.setup.log"
+	elif [ $# -gt 0 ]; then
+		meson configure "$dir" "$@" >/dev/null || die "meson configure $dir $* failed"
 	fi
 	meson compile -C "$dir" >"$dir/compile.log" 2>&1 ||
 		{ cat "$dir/compile.log" >&2; die "build in $dir failed"; }

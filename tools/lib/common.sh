@@ -11,9 +11,9 @@ die() { say "error: $*"; exit 1; }
 # Debian packages the build and the tests need. Installed only when missing,
 # so a warm machine spends no time here.
 DRASHIFT_DEBIAN_PACKAGES=(
-	meson ninja-build pkg-config gcc
+	meson ninja-build pkg-config gcc clang libclang-rt-14-dev valgrind
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
-	openssl curl
+	openssl curl socat prometheus
 )
 
 ensure_debian_packages() {

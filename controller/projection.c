@@ -1,0 +1,1653 @@
+/*
+ * Decoders from the API's JSON to projections; see projection.h.
+ *
+ * Every read goes through a scope: the JSON object being read plus its path
+ * from the top of the document. The small readers below (string, object,
+ * array, bool, integer, time, quantity) check the JSON type and, when it is
+ * wrong, write "PATH.KEY: problem" and return -1, so a decoder is a straight
+ * sequence of reads that bails out at the first failure. Keys taken from the
+ * document (labels, resource names) appear in paths quoted with control bytes
+ * escaped: an error must stay one log line whatever the peer sent.
+ *
+ * Decoders fill *out directly, from a zeroed start, keeping every array's
+ * count equal to its allocated length (elements start zeroed). On failure the
+ * matching free function can therefore release a half-built projection, which
+ * is how "nothing leaks, *out zeroed" is kept on every error path.
+ *
+ * Names are borrowed from the cJSON tree while sets are merged and copied
+ * once at the end, so each kept string is exactly one allocation of its own
+ * length and each array exactly its final size: the per-object cost that
+ * projection_size_* reports is what the caches pay.
+ */
+#include "projection.h"
+
+#include "xalloc.h"
+
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Paths in error messages are truncated beyond this; they stay informative. */
+#define PROJ_PATH_MAX 192
+/* Values from the document quoted in errors are cut after this many bytes. */
+#define PROJ_QUOTE_MAX 64
+/* Largest integer a JSON number (a double in cJSON) holds exactly. */
+#define PROJ_JSON_INT_MAX 9007199254740992.0
+
+typedef struct {
+	const cJSON *obj; /* object whose members are read; NULL: every member is absent */
+	const char *path; /* path of obj from the top; "" at the top level */
+	char *err;
+	size_t errlen;
+} proj__scope_t;
+
+/* ---- paths and errors ---- */
+
+static void proj__bprintf(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * snprintf into a fixed buffer where cutting the text short is intended
+ * (paths and messages stay informative when truncated). One wrapper keeps
+ * -Wformat-truncation for the places where truncation would be a bug.
+ */
+static void proj__bprintf(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * s in double quotes with quotes, backslashes and control bytes escaped,
+ * truncated to PROJ_QUOTE_MAX input bytes; always NUL-terminated in buf.
+ */
+static void proj__quote(char *buf, size_t n, const char *s)
+{
+	size_t o = 0;
+	size_t i = 0;
+	if (n < 8) {
+		if (n > 0)
+			buf[0] = '\0';
+		return;
+	}
+	buf[o++] = '"';
+	for (; s[i] != '\0' && i < PROJ_QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		/* Worst case one byte becomes \xNN (4) and the tail needs "..."+quote+NUL (5). */
+		if (o + 9 > n)
+			break;
+		if (c == '"' || c == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			static const char hex[] = "0123456789abcdef";
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 0xf];
+		} else {
+			buf[o++] = (char)c;
+		}
+	}
+	if (s[i] != '\0') {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+}
+
+/* path joined with key: "a.b" + "c" -> "a.b.c", "a" + "[2]" -> "a[2]", "" + "c" -> "c". */
+static void proj__join(char *buf, size_t n, const char *path, const char *key)
+{
+	if (key == NULL || key[0] == '\0')
+		proj__bprintf(buf, n, "%s", path);
+	else if (path[0] == '\0')
+		proj__bprintf(buf, n, "%s", key);
+	else if (key[0] == '[')
+		proj__bprintf(buf, n, "%s%s", path, key);
+	else
+		proj__bprintf(buf, n, "%s.%s", path, key);
+}
+
+/* A map key from the document as a path component: ["example.com/gpu"]. */
+static void proj__key_component(char *buf, size_t n, const char *key)
+{
+	char q[PROJ_QUOTE_MAX * 4 + 8];
+	proj__quote(q, sizeof(q), key);
+	proj__bprintf(buf, n, "[%s]", q);
+}
+
+static int proj__vfail(char *err, size_t errlen, const char *path, const char *key, const char *fmt,
+		       va_list ap)
+{
+	if (err == NULL || errlen == 0)
+		return -1;
+	char where[PROJ_PATH_MAX];
+	char msg[256];
+	proj__join(where, sizeof(where), path, key);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	proj__bprintf(err, errlen, "%s: %s", where[0] != '\0' ? where : "(top level)", msg);
+	return -1;
+}
+
+static int proj__fail(const proj__scope_t *s, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int proj__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* "PATH.KEY: message"; returns -1 so readers can return it. */
+static int proj__fail(const proj__scope_t *s, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	proj__vfail(s->err, s->errlen, s->path, key, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int proj__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	proj__vfail(err, errlen, path, NULL, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- readers ---- */
+
+/* The member key of s, or NULL when absent or JSON null (both mean "not set"). */
+static const cJSON *proj__get(const proj__scope_t *s, const char *key)
+{
+	if (s->obj == NULL)
+		return NULL;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->obj, key);
+	return cJSON_IsNull(v) ? NULL : v;
+}
+
+static int proj__str(const proj__scope_t *s, const char *key, bool required, const char **out)
+{
+	const cJSON *v = proj__get(s, key);
+	*out = NULL;
+	if (v == NULL)
+		return required ? proj__fail(s, key, "missing") : 0;
+	if (!cJSON_IsString(v) || v->valuestring == NULL)
+		return proj__fail(s, key, "not a string");
+	*out = v->valuestring;
+	return 0;
+}
+
+/* An owned copy of a string member; NULL when absent and optional. */
+static int proj__dup(const proj__scope_t *s, const char *key, bool required, char **out)
+{
+	const char *v;
+	if (proj__str(s, key, required, &v) != 0)
+		return -1;
+	*out = v != NULL ? xstrdup(v) : NULL;
+	return 0;
+}
+
+/*
+ * Open the object member key of s as child, whose path is written to pathbuf
+ * (which must outlive child). An absent optional object opens as a scope in
+ * which every member is absent.
+ */
+static int proj__obj(const proj__scope_t *s, const char *key, bool required, proj__scope_t *child,
+		     char *pathbuf, size_t pathlen)
+{
+	const cJSON *v = proj__get(s, key);
+	proj__join(pathbuf, pathlen, s->path, key);
+	child->obj = NULL;
+	child->path = pathbuf;
+	child->err = s->err;
+	child->errlen = s->errlen;
+	if (v == NULL)
+		return required ? proj__fail(s, key, "missing") : 0;
+	if (!cJSON_IsObject(v))
+		return proj__fail(s, key, "not an object");
+	child->obj = v;
+	return 0;
+}
+
+/* The array member key of s; *out NULL when absent. */
+static int proj__arr(const proj__scope_t *s, const char *key, const cJSON **out)
+{
+	const cJSON *v = proj__get(s, key);
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsArray(v))
+		return proj__fail(s, key, "not an array");
+	*out = v;
+	return 0;
+}
+
+/*
+ * Open element i of the array member key of s (read with proj__arr) as an
+ * object scope.
+ */
+static int proj__elem(const proj__scope_t *s, const char *key, size_t i, const cJSON *item,
+		      proj__scope_t *child, char *pathbuf, size_t pathlen)
+{
+	char where[PROJ_PATH_MAX];
+	proj__join(where, sizeof(where), s->path, key);
+	proj__bprintf(pathbuf, pathlen, "%s[%zu]", where, i);
+	child->obj = NULL;
+	child->path = pathbuf;
+	child->err = s->err;
+	child->errlen = s->errlen;
+	if (!cJSON_IsObject(item))
+		return proj__fail_raw(s->err, s->errlen, pathbuf, "not an object");
+	child->obj = item;
+	return 0;
+}
+
+static int proj__bool(const proj__scope_t *s, const char *key, bool *out)
+{
+	const cJSON *v = proj__get(s, key);
+	*out = false;
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsBool(v))
+		return proj__fail(s, key, "not a boolean");
+	*out = cJSON_IsTrue(v);
+	return 0;
+}
+
+/* A JSON integer in [min, max]; doubles beyond 2^53 are not exact and are refused. */
+static int proj__int(const proj__scope_t *s, const char *key, bool required, int64_t min,
+		     int64_t max, int64_t *out)
+{
+	const cJSON *v = proj__get(s, key);
+	*out = 0;
+	if (v == NULL)
+		return required ? proj__fail(s, key, "missing") : 0;
+	if (!cJSON_IsNumber(v))
+		return proj__fail(s, key, "not a number");
+	double d = v->valuedouble;
+	if (!(d >= -PROJ_JSON_INT_MAX && d <= PROJ_JSON_INT_MAX))
+		return proj__fail(s, key, "out of range");
+	int64_t i = (int64_t)d;
+	if ((double)i != d)
+		return proj__fail(s, key, "not an integer");
+	if (i < min || i > max)
+		return proj__fail(s, key, "out of range (%lld)", (long long)i);
+	*out = i;
+	return 0;
+}
+
+/* ---- RFC 3339 times ---- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
+static int64_t proj__days_from_civil(int64_t y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static bool proj__digits(const char **p, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		char c = (*p)[i];
+		if (c < '0' || c > '9')
+			return false;
+		v = v * 10 + (c - '0');
+	}
+	*p += n;
+	*out = v;
+	return true;
+}
+
+/*
+ * "2024-05-01T12:00:00Z", with optional fraction and numeric offset, as
+ * metav1.Time and MicroTime are written. The fraction is dropped: decisions
+ * work in seconds.
+ */
+static int proj__parse_time(const char *s, int64_t *out)
+{
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	const char *p = s;
+	int y, mo, d, h, mi, sec;
+	/* Each test stops at the first mismatch, so p never moves past the NUL. */
+	if (!proj__digits(&p, 4, &y) || *p++ != '-' || !proj__digits(&p, 2, &mo) || *p++ != '-' ||
+	    !proj__digits(&p, 2, &d) || (*p != 'T' && *p != 't'))
+		return -1;
+	p++;
+	if (!proj__digits(&p, 2, &h) || *p++ != ':' || !proj__digits(&p, 2, &mi) || *p++ != ':' ||
+	    !proj__digits(&p, 2, &sec))
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59)
+		return -1;
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo == 2 && d == 29 && !leap)
+		return -1;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	int64_t offset = 0;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int sign = *p++ == '-' ? -1 : 1;
+		int oh, om;
+		if (!proj__digits(&p, 2, &oh) || *p++ != ':' || !proj__digits(&p, 2, &om) || oh > 23 ||
+		    om > 59)
+			return -1;
+		offset = sign * (int64_t)(oh * 3600 + om * 60);
+	} else {
+		return -1;
+	}
+	if (*p != '\0')
+		return -1;
+	*out = proj__days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
+	return 0;
+}
+
+/* A time member as unix seconds; 0 when absent. */
+static int proj__time(const proj__scope_t *s, const char *key, int64_t *out, bool *present)
+{
+	const char *v;
+	*out = 0;
+	if (present != NULL)
+		*present = false;
+	if (proj__str(s, key, false, &v) != 0)
+		return -1;
+	if (v == NULL)
+		return 0;
+	if (proj__parse_time(v, out) != 0) {
+		char q[PROJ_QUOTE_MAX * 4 + 8];
+		proj__quote(q, sizeof(q), v);
+		return proj__fail(s, key, "not an RFC 3339 time %s", q);
+	}
+	if (present != NULL)
+		*present = true;
+	return 0;
+}
+
+/* ---- quantities ---- */
+
+/*
+ * The integer forms of a resource.Quantity string: digits with an optional
+ * decimal SI suffix (k M G T P E), binary SI suffix (Ki .. Ei) or decimal
+ * exponent (e3). The API server writes quantities canonically, which for an
+ * integer amount of 1000 is "1k", so plain digits alone are not enough.
+ * Fractions and milli ("500m") are not whole devices and are refused, as are
+ * negative amounts and amounts beyond int64. Returns NULL or the problem.
+ */
+static const char *proj__parse_count(const char *s, int64_t *out)
+{
+	const char *p = s;
+	int64_t v = 0;
+	if (*p == '+')
+		p++;
+	else if (*p == '-')
+		return "negative quantity";
+	if (*p < '0' || *p > '9')
+		return "not a quantity";
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v))
+			return "quantity out of range";
+	}
+	int64_t mult = 1;
+	int exp10 = 0;
+	if (*p == '\0') {
+		/* plain integer */
+	} else if (*p == '.' || (*p == 'm' && p[1] == '\0') || (*p == 'u' && p[1] == '\0') ||
+		   (*p == 'n' && p[1] == '\0')) {
+		return "not a whole number";
+	} else if (p[1] == 'i' && p[2] == '\0' && p[0] != '\0' && strchr("KMGTPE", p[0]) != NULL) {
+		/* Ki = 2^10 .. Ei = 2^60: the multiplier itself always fits. */
+		mult = (int64_t)1 << (10 * (int)(strchr("KMGTPE", p[0]) - "KMGTPE" + 1));
+	} else if (p[1] == '\0' && strchr("kMGTPE", p[0]) != NULL) {
+		exp10 = 3 * (int)(strchr("kMGTPE", p[0]) - "kMGTPE" + 1);
+	} else if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+')
+			p++;
+		else if (*p == '-')
+			return "not a whole number";
+		if (*p < '0' || *p > '9')
+			return "not a quantity";
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (exp10 < 1000)
+				exp10 = exp10 * 10 + (*p - '0');
+		}
+		if (*p != '\0')
+			return "not a quantity";
+	} else {
+		return "not a quantity";
+	}
+	for (int i = 0; i < exp10 && v != 0; i++) {
+		if (__builtin_mul_overflow(v, 10, &v))
+			return "quantity out of range";
+	}
+	if (__builtin_mul_overflow(v, mult, &v))
+		return "quantity out of range";
+	*out = v;
+	return NULL;
+}
+
+/* ---- metadata ---- */
+
+/* The top-level scope of an object; it must be a JSON object. */
+static int proj__top(const cJSON *obj, proj__scope_t *top, char *err, size_t errlen)
+{
+	top->obj = obj;
+	top->path = "";
+	top->err = err;
+	top->errlen = errlen;
+	if (!cJSON_IsObject(obj))
+		return proj__fail_raw(err, errlen, "", "not a JSON object");
+	return 0;
+}
+
+static int proj__meta(const proj__scope_t *top, projection_meta_t *m)
+{
+	char path[PROJ_PATH_MAX];
+	proj__scope_t md;
+	bool deleting;
+	if (proj__obj(top, "metadata", true, &md, path, sizeof(path)) != 0 ||
+	    proj__dup(&md, "name", true, &m->name) != 0)
+		return -1;
+	if (m->name[0] == '\0')
+		return proj__fail(&md, "name", "empty");
+	if (proj__dup(&md, "namespace", false, &m->namespace) != 0 ||
+	    proj__dup(&md, "uid", false, &m->uid) != 0 ||
+	    proj__dup(&md, "resourceVersion", false, &m->resource_version) != 0 ||
+	    proj__time(&md, "creationTimestamp", &m->created, NULL) != 0 ||
+	    proj__time(&md, "deletionTimestamp", &m->deleted, &deleting) != 0)
+		return -1;
+	if (m->namespace != NULL && m->namespace[0] == '\0') {
+		free(m->namespace);
+		m->namespace = NULL;
+	}
+	m->deleting = deleting;
+	return 0;
+}
+
+/*
+ * The first metadata.ownerReferences[] entry that is the controller
+ * (want_kind NULL) or has kind want_kind. kind_out may be NULL.
+ */
+static int proj__owner(const proj__scope_t *top, const char *want_kind, char **kind_out,
+		       char **name_out)
+{
+	char mpath[PROJ_PATH_MAX], epath[PROJ_PATH_MAX];
+	proj__scope_t md, ref;
+	const cJSON *refs, *item;
+	size_t i = 0;
+	if (proj__obj(top, "metadata", false, &md, mpath, sizeof(mpath)) != 0 ||
+	    proj__arr(&md, "ownerReferences", &refs) != 0)
+		return -1;
+	cJSON_ArrayForEach(item, refs)
+	{
+		const char *kind;
+		bool controller;
+		if (proj__elem(&md, "ownerReferences", i++, item, &ref, epath, sizeof(epath)) != 0 ||
+		    proj__str(&ref, "kind", true, &kind) != 0 ||
+		    proj__bool(&ref, "controller", &controller) != 0)
+			return -1;
+		if (want_kind != NULL ? strcmp(kind, want_kind) != 0 : !controller)
+			continue;
+		if (proj__dup(&ref, "name", true, name_out) != 0)
+			return -1;
+		if (kind_out != NULL)
+			*kind_out = xstrdup(kind);
+		return 0;
+	}
+	return 0;
+}
+
+/* ---- string sets (borrowed names, merged, then copied once) ---- */
+
+typedef struct {
+	const char *v[PROJECTION_MAX_SET];
+	size_t n;
+} proj__names_t;
+
+/* Add name unless present. Returns -1 when the set is full. */
+static int proj__names_add(proj__names_t *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		if (strcmp(set->v[i], name) == 0)
+			return 0;
+	}
+	if (set->n == PROJECTION_MAX_SET)
+		return -1;
+	set->v[set->n++] = name;
+	return 0;
+}
+
+static void proj__names_copy(const proj__names_t *set, char ***out, size_t *n)
+{
+	if (set->n == 0)
+		return;
+	*out = xcalloc(set->n, sizeof(**out));
+	*n = set->n;
+	for (size_t i = 0; i < set->n; i++)
+		(*out)[i] = xstrdup(set->v[i]);
+}
+
+/* Read an optional string member into a set; absent, null and empty are skipped. */
+static int proj__names_add_member(const proj__scope_t *s, const char *key, proj__names_t *set,
+				  const char *what)
+{
+	const char *v;
+	if (proj__str(s, key, false, &v) != 0)
+		return -1;
+	if (v == NULL || v[0] == '\0')
+		return 0;
+	if (proj__names_add(set, v) != 0)
+		return proj__fail(s, key, "more than %d %s", PROJECTION_MAX_SET, what);
+	return 0;
+}
+
+/* ---- label maps ---- */
+
+/*
+ * Copy the string-valued members of map (optional object member key of s)
+ * whose key starts with prefix (NULL: all). Members that are not kept are
+ * not looked at.
+ */
+static int proj__labels(const proj__scope_t *s, const char *key, const char *prefix,
+			projection_label_t **out, size_t *n)
+{
+	char path[PROJ_PATH_MAX];
+	proj__scope_t map;
+	const cJSON *e;
+	size_t count = 0, prefix_len = prefix != NULL ? strlen(prefix) : 0;
+	if (proj__obj(s, key, false, &map, path, sizeof(path)) != 0)
+		return -1;
+	cJSON_ArrayForEach(e, map.obj)
+	{
+		if (e->string == NULL || (prefix != NULL && strncmp(e->string, prefix, prefix_len) != 0))
+			continue;
+		if (!cJSON_IsString(e) || e->valuestring == NULL) {
+			char comp[PROJ_QUOTE_MAX * 4 + 16];
+			proj__key_component(comp, sizeof(comp), e->string);
+			return proj__fail(&map, comp, "not a string");
+		}
+		count++;
+	}
+	if (count == 0)
+		return 0;
+	*out = xcalloc(count, sizeof(**out));
+	*n = count;
+	size_t i = 0;
+	cJSON_ArrayForEach(e, map.obj)
+	{
+		if (e->string == NULL || (prefix != NULL && strncmp(e->string, prefix, prefix_len) != 0))
+			continue;
+		(*out)[i].key = xstrdup(e->string);
+		(*out)[i].value = xstrdup(e->valuestring);
+		i++;
+	}
+	return 0;
+}
+
+/* ---- quantity sets (extended resources) ---- */
+
+typedef struct {
+	const char *name; /* borrowed from the cJSON tree */
+	int64_t count;
+} proj__q_t;
+
+typedef struct {
+	proj__q_t v[PROJECTION_MAX_SET];
+	size_t n;
+} proj__qset_t;
+
+static proj__q_t *proj__qset_find(proj__qset_t *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		if (strcmp(set->v[i].name, name) == 0)
+			return &set->v[i];
+	}
+	return NULL;
+}
+
+/* The entry for name, created at 0 when absent; NULL when the set is full. */
+static proj__q_t *proj__qset_slot(proj__qset_t *set, const char *name)
+{
+	proj__q_t *q = proj__qset_find(set, name);
+	if (q != NULL || set->n == PROJECTION_MAX_SET)
+		return q;
+	q = &set->v[set->n++];
+	q->name = name;
+	q->count = 0;
+	return q;
+}
+
+/* Which sets go wrong while merging: the set is full, or a total left int64. */
+typedef enum { PROJ_QSET_OK, PROJ_QSET_FULL, PROJ_QSET_OVERFLOW } proj__qset_rc_t;
+
+/* dst[name] += src[name] for every name of src. */
+static proj__qset_rc_t proj__qset_add(proj__qset_t *dst, const proj__qset_t *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		proj__q_t *q = proj__qset_slot(dst, src->v[i].name);
+		if (q == NULL)
+			return PROJ_QSET_FULL;
+		if (__builtin_add_overflow(q->count, src->v[i].count, &q->count))
+			return PROJ_QSET_OVERFLOW;
+	}
+	return PROJ_QSET_OK;
+}
+
+/* dst[name] = max(dst[name], src[name]) for every name of src. */
+static proj__qset_rc_t proj__qset_max(proj__qset_t *dst, const proj__qset_t *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		proj__q_t *q = proj__qset_slot(dst, src->v[i].name);
+		if (q == NULL)
+			return PROJ_QSET_FULL;
+		if (src->v[i].count > q->count)
+			q->count = src->v[i].count;
+	}
+	return PROJ_QSET_OK;
+}
+
+static int proj__qset_fail(const proj__scope_t *s, const char *key, proj__qset_rc_t rc)
+{
+	if (rc == PROJ_QSET_FULL)
+		return proj__fail(s, key, "more than %d extended resources", PROJECTION_MAX_SET);
+	return proj__fail(s, key, "extended resource total out of range");
+}
+
+/* A node's extended resources are those whose name has a domain. */
+static bool proj__node_extended(const char *name)
+{
+	return strchr(name, '/') != NULL;
+}
+
+/*
+ * A pod's extended resources: a domain-prefixed name outside kubernetes.io
+ * and its subdomains, which are reserved for Kubernetes' own resources.
+ */
+static bool proj__pod_extended(const char *name)
+{
+	const char *slash = strchr(name, '/');
+	if (slash == NULL)
+		return false;
+	size_t dlen = (size_t)(slash - name);
+	static const char k8s[] = "kubernetes.io";
+	size_t klen = sizeof(k8s) - 1;
+	if (dlen == klen && memcmp(name, k8s, klen) == 0)
+		return false;
+	if (dlen > klen && name[dlen - klen - 1] == '.' && memcmp(slash - klen, k8s, klen) == 0)
+		return false;
+	return true;
+}
+
+/*
+ * Read the quantity map map (an object scope) into set, keeping names that
+ * pass keep. With only_new, names already in the set are left alone (limits
+ * stand in for requests only where requests are silent).
+ */
+static int proj__qset_read(const proj__scope_t *map, proj__qset_t *set, bool (*keep)(const char *),
+			   bool only_new)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, map->obj)
+	{
+		if (e->string == NULL || !keep(e->string))
+			continue;
+		if (only_new && proj__qset_find(set, e->string) != NULL)
+			continue;
+		char comp[PROJ_QUOTE_MAX * 4 + 16];
+		proj__key_component(comp, sizeof(comp), e->string);
+		if (!cJSON_IsString(e) || e->valuestring == NULL)
+			return proj__fail(map, comp, "not a quantity string");
+		int64_t count;
+		const char *problem = proj__parse_count(e->valuestring, &count);
+		if (problem != NULL) {
+			char q[PROJ_QUOTE_MAX * 4 + 8];
+			proj__quote(q, sizeof(q), e->valuestring);
+			return proj__fail(map, comp, "%s %s", problem, q);
+		}
+		proj__q_t *slot = proj__qset_slot(set, e->string);
+		if (slot == NULL)
+			return proj__fail(map, NULL, "more than %d extended resources",
+					  PROJECTION_MAX_SET);
+		slot->count = count;
+	}
+	return 0;
+}
+
+/* Copy a set into owned quantities; with positive_only, zero counts are dropped. */
+static void proj__qset_copy(const proj__qset_t *set, bool positive_only,
+			    projection_quantity_t **out, size_t *n)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < set->n; i++)
+		count += !positive_only || set->v[i].count > 0;
+	if (count == 0)
+		return;
+	*out = xcalloc(count, sizeof(**out));
+	*n = count;
+	size_t o = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		if (positive_only && set->v[i].count <= 0)
+			continue;
+		(*out)[o].name = xstrdup(set->v[i].name);
+		(*out)[o].count = set->v[i].count;
+		o++;
+	}
+}
+
+/* ---- conditions ---- */
+
+static projection_condition_t proj__condition_status(const char *s)
+{
+	if (strcmp(s, "True") == 0)
+		return PROJECTION_CONDITION_TRUE;
+	if (strcmp(s, "False") == 0)
+		return PROJECTION_CONDITION_FALSE;
+	return PROJECTION_CONDITION_UNKNOWN;
+}
+
+const char *projection_condition_name(projection_condition_t c)
+{
+	switch (c) {
+	case PROJECTION_CONDITION_TRUE:
+		return "True";
+	case PROJECTION_CONDITION_FALSE:
+		return "False";
+	case PROJECTION_CONDITION_UNKNOWN:
+		return "Unknown";
+	case PROJECTION_CONDITION_NONE:
+		break;
+	}
+	return "None";
+}
+
+const char *projection_pod_phase_name(projection_pod_phase_t phase)
+{
+	switch (phase) {
+	case PROJECTION_POD_PENDING:
+		return "Pending";
+	case PROJECTION_POD_RUNNING:
+		return "Running";
+	case PROJECTION_POD_SUCCEEDED:
+		return "Succeeded";
+	case PROJECTION_POD_FAILED:
+		return "Failed";
+	case PROJECTION_POD_UNKNOWN:
+		break;
+	}
+	return "Unknown";
+}
+
+bool projection_quantity_find(const projection_quantity_t *q, size_t n, const char *name,
+			      int64_t *count)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(q[i].name, name) == 0) {
+			if (count != NULL)
+				*count = q[i].count;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Find condition type in status.conditions[]. *cond is the condition's scope
+ * (obj NULL when absent) and *status its status. Every entry's type must be a
+ * string; the found one's status too.
+ */
+static int proj__condition(const proj__scope_t *status, const char *type, proj__scope_t *cond,
+			   char *pathbuf, size_t pathlen, projection_condition_t *out)
+{
+	const cJSON *conds, *item;
+	size_t i = 0;
+	*out = PROJECTION_CONDITION_NONE;
+	cond->obj = NULL;
+	cond->path = pathbuf;
+	cond->err = status->err;
+	cond->errlen = status->errlen;
+	pathbuf[0] = '\0';
+	if (proj__arr(status, "conditions", &conds) != 0)
+		return -1;
+	cJSON_ArrayForEach(item, conds)
+	{
+		const char *t, *st;
+		if (proj__elem(status, "conditions", i++, item, cond, pathbuf, pathlen) != 0 ||
+		    proj__str(cond, "type", true, &t) != 0)
+			return -1;
+		if (strcmp(t, type) != 0)
+			continue;
+		if (proj__str(cond, "status", true, &st) != 0)
+			return -1;
+		*out = proj__condition_status(st);
+		return 0;
+	}
+	cond->obj = NULL;
+	return 0;
+}
+
+/* ---- Node ---- */
+
+int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, size_t errlen)
+{
+	char mpath[PROJ_PATH_MAX], spath[PROJ_PATH_MAX], stpath[PROJ_PATH_MAX];
+	char apath[PROJ_PATH_MAX], cpath[PROJ_PATH_MAX], condpath[PROJ_PATH_MAX];
+	proj__scope_t top, md, spec, status, alloc, cap, cond;
+	proj__qset_t *set = NULL;
+	memset(out, 0, sizeof(*out));
+	if (proj__top(obj, &top, err, errlen) != 0)
+		return -1;
+	if (proj__meta(&top, &out->meta) != 0 ||
+	    proj__obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
+	    proj__labels(&md, "labels", NULL, &out->labels, &out->n_labels) != 0 ||
+	    proj__labels(&md, "annotations", "drashift.io/", &out->annotations,
+			 &out->n_annotations) != 0 ||
+	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    proj__bool(&spec, "unschedulable", &out->unschedulable) != 0 ||
+	    proj__obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
+	    proj__obj(&status, "allocatable", false, &alloc, apath, sizeof(apath)) != 0 ||
+	    proj__obj(&status, "capacity", false, &cap, cpath, sizeof(cpath)) != 0 ||
+	    proj__condition(&status, "Ready", &cond, condpath, sizeof(condpath), &out->ready) != 0)
+		goto fail;
+
+	set = xmalloc(sizeof(*set));
+	set->n = 0;
+	if (proj__qset_read(&alloc, set, proj__node_extended, false) != 0)
+		goto fail;
+	proj__qset_copy(set, false, &out->allocatable, &out->n_allocatable);
+	set->n = 0;
+	if (proj__qset_read(&cap, set, proj__node_extended, false) != 0)
+		goto fail;
+	proj__qset_copy(set, false, &out->capacity, &out->n_capacity);
+	free(set);
+	return 0;
+fail:
+	free(set);
+	projection_free_node(out);
+	return -1;
+}
+
+/* ---- Pod ---- */
+
+static projection_pod_phase_t proj__pod_phase(const char *s)
+{
+	if (s == NULL)
+		return PROJECTION_POD_UNKNOWN;
+	if (strcmp(s, "Pending") == 0)
+		return PROJECTION_POD_PENDING;
+	if (strcmp(s, "Running") == 0)
+		return PROJECTION_POD_RUNNING;
+	if (strcmp(s, "Succeeded") == 0)
+		return PROJECTION_POD_SUCCEEDED;
+	if (strcmp(s, "Failed") == 0)
+		return PROJECTION_POD_FAILED;
+	return PROJECTION_POD_UNKNOWN;
+}
+
+/* One container's extended-resource needs: requests, with limits where requests are silent. */
+static int proj__container_requests(const proj__scope_t *c, proj__qset_t *out)
+{
+	char rpath[PROJ_PATH_MAX], qpath[PROJ_PATH_MAX], lpath[PROJ_PATH_MAX];
+	proj__scope_t res, req, lim;
+	out->n = 0;
+	if (proj__obj(c, "resources", false, &res, rpath, sizeof(rpath)) != 0 ||
+	    proj__obj(&res, "requests", false, &req, qpath, sizeof(qpath)) != 0 ||
+	    proj__obj(&res, "limits", false, &lim, lpath, sizeof(lpath)) != 0 ||
+	    proj__qset_read(&req, out, proj__pod_extended, false) != 0 ||
+	    proj__qset_read(&lim, out, proj__pod_extended, true) != 0)
+		return -1;
+	return 0;
+}
+
+/* Working sets for the pod's request arithmetic; too large for comfort on the stack. */
+typedef struct {
+	proj__qset_t total;     /* regular containers plus sidecars */
+	proj__qset_t sidecars;  /* restartable init containers started so far */
+	proj__qset_t init_max;  /* the largest need of any init container step */
+	proj__qset_t container; /* the container being read */
+	proj__qset_t step;      /* an init container's need while it runs */
+} proj__pod_sets_t;
+
+/*
+ * The effective extended-resource requests, the way the scheduler's
+ * resource helper computes them: regular containers run together (sum);
+ * init containers run one at a time, each next to the sidecars (init
+ * containers with restartPolicy Always) started before it; sidecars keep
+ * running and add to the sum. The pod needs the max of the two.
+ */
+static int proj__pod_requests(const proj__scope_t *spec, projection_pod_t *out)
+{
+	char cpath[PROJ_PATH_MAX];
+	proj__scope_t c;
+	const cJSON *containers, *inits, *item;
+	proj__qset_rc_t rc;
+	size_t i;
+	proj__pod_sets_t *w = xmalloc(sizeof(*w));
+	w->total.n = w->sidecars.n = w->init_max.n = 0;
+
+	if (proj__arr(spec, "containers", &containers) != 0 ||
+	    proj__arr(spec, "initContainers", &inits) != 0)
+		goto fail;
+	i = 0;
+	cJSON_ArrayForEach(item, containers)
+	{
+		if (proj__elem(spec, "containers", i++, item, &c, cpath, sizeof(cpath)) != 0 ||
+		    proj__container_requests(&c, &w->container) != 0)
+			goto fail;
+		if ((rc = proj__qset_add(&w->total, &w->container)) != PROJ_QSET_OK) {
+			proj__qset_fail(&c, "resources", rc);
+			goto fail;
+		}
+	}
+	i = 0;
+	cJSON_ArrayForEach(item, inits)
+	{
+		const char *restart;
+		if (proj__elem(spec, "initContainers", i++, item, &c, cpath, sizeof(cpath)) != 0 ||
+		    proj__str(&c, "restartPolicy", false, &restart) != 0 ||
+		    proj__container_requests(&c, &w->container) != 0)
+			goto fail;
+		if (restart != NULL && strcmp(restart, "Always") == 0) {
+			if ((rc = proj__qset_add(&w->total, &w->container)) != PROJ_QSET_OK ||
+			    (rc = proj__qset_add(&w->sidecars, &w->container)) != PROJ_QSET_OK) {
+				proj__qset_fail(&c, "resources", rc);
+				goto fail;
+			}
+			w->step = w->sidecars;
+		} else {
+			w->step = w->container;
+			if ((rc = proj__qset_add(&w->step, &w->sidecars)) != PROJ_QSET_OK) {
+				proj__qset_fail(&c, "resources", rc);
+				goto fail;
+			}
+		}
+		if ((rc = proj__qset_max(&w->init_max, &w->step)) != PROJ_QSET_OK) {
+			proj__qset_fail(&c, "resources", rc);
+			goto fail;
+		}
+	}
+	if ((rc = proj__qset_max(&w->total, &w->init_max)) != PROJ_QSET_OK) {
+		proj__qset_fail(spec, NULL, rc);
+		goto fail;
+	}
+	proj__qset_copy(&w->total, true, &out->requests, &out->n_requests);
+	free(w);
+	return 0;
+fail:
+	free(w);
+	return -1;
+}
+
+/* The claims the pod uses, from its spec and from what the controllers recorded in status. */
+static int proj__pod_claims(const proj__scope_t *spec, const proj__scope_t *status,
+			    projection_pod_t *out)
+{
+	char epath[PROJ_PATH_MAX], xpath[PROJ_PATH_MAX];
+	proj__scope_t e, ext;
+	const cJSON *arr, *item;
+	size_t i;
+	proj__names_t *set = xmalloc(sizeof(*set));
+	set->n = 0;
+
+	if (proj__arr(spec, "resourceClaims", &arr) != 0)
+		goto fail;
+	i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		if (proj__elem(spec, "resourceClaims", i++, item, &e, epath, sizeof(epath)) != 0 ||
+		    proj__names_add_member(&e, "resourceClaimName", set, "claims") != 0)
+			goto fail;
+	}
+	if (proj__arr(status, "resourceClaimStatuses", &arr) != 0)
+		goto fail;
+	i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		if (proj__elem(status, "resourceClaimStatuses", i++, item, &e, epath,
+			       sizeof(epath)) != 0 ||
+		    proj__names_add_member(&e, "resourceClaimName", set, "claims") != 0)
+			goto fail;
+	}
+	if (proj__obj(status, "extendedResourceClaimStatus", false, &ext, xpath, sizeof(xpath)) !=
+		    0 ||
+	    proj__names_add_member(&ext, "resourceClaimName", set, "claims") != 0)
+		goto fail;
+	proj__names_copy(set, &out->claims, &out->n_claims);
+	free(set);
+	return 0;
+fail:
+	free(set);
+	return -1;
+}
+
+int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, size_t errlen)
+{
+	char spath[PROJ_PATH_MAX], stpath[PROJ_PATH_MAX], condpath[PROJ_PATH_MAX];
+	proj__scope_t top, spec, status, cond;
+	const char *phase;
+	projection_condition_t ready;
+	memset(out, 0, sizeof(*out));
+	if (proj__top(obj, &top, err, errlen) != 0)
+		return -1;
+	if (proj__meta(&top, &out->meta) != 0 ||
+	    proj__owner(&top, NULL, &out->owner_kind, &out->owner_name) != 0 ||
+	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    proj__obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
+	    proj__dup(&spec, "nodeName", false, &out->node_name) != 0 ||
+	    proj__str(&status, "phase", false, &phase) != 0)
+		goto fail;
+	if (out->node_name != NULL && out->node_name[0] == '\0') {
+		free(out->node_name);
+		out->node_name = NULL;
+	}
+	out->phase = proj__pod_phase(phase);
+
+	if (proj__condition(&status, "Ready", &cond, condpath, sizeof(condpath), &ready) != 0 ||
+	    proj__time(&cond, "lastTransitionTime", &out->ready_time, NULL) != 0)
+		goto fail;
+	out->ready = ready == PROJECTION_CONDITION_TRUE;
+	if (proj__condition(&status, "PodScheduled", &cond, condpath, sizeof(condpath),
+			    &out->scheduled) != 0 ||
+	    proj__dup(&cond, "reason", false, &out->scheduled_reason) != 0 ||
+	    proj__time(&cond, "lastTransitionTime", &out->scheduled_time, NULL) != 0)
+		goto fail;
+
+	if (proj__pod_claims(&spec, &status, out) != 0 || proj__pod_requests(&spec, out) != 0)
+		goto fail;
+	return 0;
+fail:
+	projection_free_pod(out);
+	return -1;
+}
+
+/* ---- ResourceClaim ---- */
+
+static int proj__claim_classes(const proj__scope_t *spec, projection_claim_t *out)
+{
+	char dpath[PROJ_PATH_MAX], rpath[PROJ_PATH_MAX], xpath[PROJ_PATH_MAX],
+		fpath[PROJ_PATH_MAX];
+	proj__scope_t devices, req, exactly, sub;
+	const cJSON *reqs, *subs, *item, *s;
+	size_t i = 0;
+	proj__names_t *set = xmalloc(sizeof(*set));
+	set->n = 0;
+	if (proj__obj(spec, "devices", false, &devices, dpath, sizeof(dpath)) != 0 ||
+	    proj__arr(&devices, "requests", &reqs) != 0)
+		goto fail;
+	cJSON_ArrayForEach(item, reqs)
+	{
+		if (proj__elem(&devices, "requests", i++, item, &req, rpath, sizeof(rpath)) != 0 ||
+		    proj__obj(&req, "exactly", false, &exactly, xpath, sizeof(xpath)) != 0 ||
+		    proj__names_add_member(&exactly, "deviceClassName", set, "device classes") !=
+			    0 ||
+		    proj__arr(&req, "firstAvailable", &subs) != 0)
+			goto fail;
+		size_t j = 0;
+		cJSON_ArrayForEach(s, subs)
+		{
+			if (proj__elem(&req, "firstAvailable", j++, s, &sub, fpath, sizeof(fpath)) !=
+				    0 ||
+			    proj__names_add_member(&sub, "deviceClassName", set, "device classes") !=
+				    0)
+				goto fail;
+		}
+	}
+	proj__names_copy(set, &out->device_classes, &out->n_device_classes);
+	free(set);
+	return 0;
+fail:
+	free(set);
+	return -1;
+}
+
+/* nodeSelectorTerms[0].matchFields[]: metadata.name In [node] pins the allocation to node. */
+static int proj__claim_node(const proj__scope_t *alloc, char **out)
+{
+	char npath[PROJ_PATH_MAX], tpath[PROJ_PATH_MAX], fpath[PROJ_PATH_MAX];
+	proj__scope_t sel, term, field;
+	const cJSON *terms, *fields, *item, *values;
+	size_t i = 0;
+	if (proj__obj(alloc, "nodeSelector", false, &sel, npath, sizeof(npath)) != 0 ||
+	    proj__arr(&sel, "nodeSelectorTerms", &terms) != 0)
+		return -1;
+	if (cJSON_GetArraySize(terms) == 0)
+		return 0;
+	if (proj__elem(&sel, "nodeSelectorTerms", 0, cJSON_GetArrayItem(terms, 0), &term, tpath,
+		       sizeof(tpath)) != 0 ||
+	    proj__arr(&term, "matchFields", &fields) != 0)
+		return -1;
+	cJSON_ArrayForEach(item, fields)
+	{
+		const char *key, *op;
+		if (proj__elem(&term, "matchFields", i++, item, &field, fpath, sizeof(fpath)) != 0 ||
+		    proj__str(&field, "key", true, &key) != 0 ||
+		    proj__str(&field, "operator", true, &op) != 0 ||
+		    proj__arr(&field, "values", &values) != 0)
+			return -1;
+		if (strcmp(key, "metadata.name") != 0 || strcmp(op, "In") != 0)
+			continue;
+		const cJSON *v = cJSON_GetArrayItem(values, 0);
+		if (v == NULL)
+			continue;
+		if (!cJSON_IsString(v) || v->valuestring == NULL)
+			return proj__fail(&field, "values[0]", "not a string");
+		*out = xstrdup(v->valuestring);
+		return 0;
+	}
+	return 0;
+}
+
+static int proj__claim_status(const proj__scope_t *status, projection_claim_t *out)
+{
+	char apath[PROJ_PATH_MAX], dpath[PROJ_PATH_MAX], epath[PROJ_PATH_MAX];
+	char cpath[PROJ_PATH_MAX];
+	proj__scope_t alloc, devs, e, c;
+	const cJSON *arr, *conds, *item, *ci;
+	size_t i, n;
+
+	if (proj__obj(status, "allocation", false, &alloc, apath, sizeof(apath)) != 0 ||
+	    proj__obj(&alloc, "devices", false, &devs, dpath, sizeof(dpath)) != 0 ||
+	    proj__arr(&devs, "results", &arr) != 0)
+		return -1;
+	out->allocated = alloc.obj != NULL;
+	n = (size_t)cJSON_GetArraySize(arr);
+	if (n > 0) {
+		out->results = xcalloc(n, sizeof(*out->results));
+		out->n_results = n;
+	}
+	i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		projection_device_result_t *r = &out->results[i];
+		if (proj__elem(&devs, "results", i, item, &e, epath, sizeof(epath)) != 0 ||
+		    proj__dup(&e, "request", true, &r->request) != 0 ||
+		    proj__dup(&e, "driver", true, &r->driver) != 0 ||
+		    proj__dup(&e, "pool", true, &r->pool) != 0 ||
+		    proj__dup(&e, "device", true, &r->device) != 0)
+			return -1;
+		i++;
+	}
+	if (proj__claim_node(&alloc, &out->node_name) != 0)
+		return -1;
+
+	if (proj__arr(status, "reservedFor", &arr) != 0)
+		return -1;
+	n = (size_t)cJSON_GetArraySize(arr);
+	if (n > 0) {
+		out->reserved_for = xcalloc(n, sizeof(*out->reserved_for));
+		out->n_reserved_for = n;
+	}
+	i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		projection_consumer_t *r = &out->reserved_for[i];
+		if (proj__elem(status, "reservedFor", i, item, &e, epath, sizeof(epath)) != 0 ||
+		    proj__dup(&e, "resource", true, &r->resource) != 0 ||
+		    proj__dup(&e, "name", true, &r->name) != 0 ||
+		    proj__dup(&e, "uid", true, &r->uid) != 0)
+			return -1;
+		i++;
+	}
+
+	if (proj__arr(status, "devices", &arr) != 0)
+		return -1;
+	i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		if (proj__elem(status, "devices", i++, item, &e, epath, sizeof(epath)) != 0 ||
+		    proj__arr(&e, "conditions", &conds) != 0)
+			return -1;
+		size_t j = 0;
+		cJSON_ArrayForEach(ci, conds)
+		{
+			const char *st;
+			if (proj__elem(&e, "conditions", j++, ci, &c, cpath, sizeof(cpath)) != 0 ||
+			    proj__str(&c, "status", true, &st) != 0)
+				return -1;
+			out->device_conditions_false += strcmp(st, "False") == 0;
+		}
+	}
+	return 0;
+}
+
+int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err, size_t errlen)
+{
+	char spath[PROJ_PATH_MAX], stpath[PROJ_PATH_MAX];
+	proj__scope_t top, spec, status;
+	memset(out, 0, sizeof(*out));
+	if (proj__top(obj, &top, err, errlen) != 0)
+		return -1;
+	if (proj__meta(&top, &out->meta) != 0 ||
+	    proj__owner(&top, "Pod", NULL, &out->owner_pod) != 0 ||
+	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    proj__obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
+	    proj__claim_classes(&spec, out) != 0 || proj__claim_status(&status, out) != 0)
+		goto fail;
+	return 0;
+fail:
+	projection_free_claim(out);
+	return -1;
+}
+
+/* ---- ResourceSlice ---- */
+
+int projection_decode_slice(const cJSON *obj, projection_slice_t *out, char *err, size_t errlen)
+{
+	char spath[PROJ_PATH_MAX], ppath[PROJ_PATH_MAX], dpath[PROJ_PATH_MAX];
+	proj__scope_t top, spec, pool, dev;
+	const cJSON *devices, *item;
+	memset(out, 0, sizeof(*out));
+	if (proj__top(obj, &top, err, errlen) != 0)
+		return -1;
+	if (proj__meta(&top, &out->meta) != 0 ||
+	    proj__obj(&top, "spec", true, &spec, spath, sizeof(spath)) != 0 ||
+	    proj__dup(&spec, "driver", true, &out->driver) != 0 ||
+	    proj__dup(&spec, "nodeName", false, &out->node_name) != 0 ||
+	    proj__obj(&spec, "pool", true, &pool, ppath, sizeof(ppath)) != 0 ||
+	    proj__dup(&pool, "name", true, &out->pool) != 0 ||
+	    proj__int(&pool, "generation", true, 0, INT64_MAX, &out->pool_generation) != 0 ||
+	    proj__int(&pool, "resourceSliceCount", true, 1, INT64_MAX,
+		      &out->resource_slice_count) != 0 ||
+	    proj__arr(&spec, "devices", &devices) != 0)
+		goto fail;
+	if (out->node_name != NULL && out->node_name[0] == '\0') {
+		free(out->node_name);
+		out->node_name = NULL;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(devices);
+	if (n > 0) {
+		out->devices = xcalloc(n, sizeof(*out->devices));
+		out->n_devices = n;
+	}
+	size_t i = 0;
+	cJSON_ArrayForEach(item, devices)
+	{
+		if (proj__elem(&spec, "devices", i, item, &dev, dpath, sizeof(dpath)) != 0 ||
+		    proj__dup(&dev, "name", true, &out->devices[i]) != 0)
+			goto fail;
+		i++;
+	}
+	return 0;
+fail:
+	projection_free_slice(out);
+	return -1;
+}
+
+/* ---- DeviceClass ---- */
+
+int projection_decode_device_class(const cJSON *obj, projection_device_class_t *out, char *err,
+				   size_t errlen)
+{
+	char spath[PROJ_PATH_MAX];
+	proj__scope_t top, spec;
+	memset(out, 0, sizeof(*out));
+	if (proj__top(obj, &top, err, errlen) != 0)
+		return -1;
+	if (proj__meta(&top, &out->meta) != 0 ||
+	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    proj__dup(&spec, "extendedResourceName", false, &out->extended_resource_name) != 0)
+		goto fail;
+	return 0;
+fail:
+	projection_free_device_class(out);
+	return -1;
+}
+
+/* ---- freeing ---- */
+
+static void proj__free_meta(projection_meta_t *m)
+{
+	free(m->namespace);
+	free(m->name);
+	free(m->uid);
+	free(m->resource_version);
+}
+
+static void proj__free_labels(projection_label_t *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].key);
+		free(l[i].value);
+	}
+	free(l);
+}
+
+static void proj__free_quantities(projection_quantity_t *q, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(q[i].name);
+	free(q);
+}
+
+static void proj__free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void projection_free_node(projection_node_t *p)
+{
+	proj__free_meta(&p->meta);
+	proj__free_labels(p->labels, p->n_labels);
+	proj__free_labels(p->annotations, p->n_annotations);
+	proj__free_quantities(p->allocatable, p->n_allocatable);
+	proj__free_quantities(p->capacity, p->n_capacity);
+	memset(p, 0, sizeof(*p));
+}
+
+void projection_free_pod(projection_pod_t *p)
+{
+	proj__free_meta(&p->meta);
+	free(p->node_name);
+	free(p->scheduled_reason);
+	proj__free_strings(p->claims, p->n_claims);
+	proj__free_quantities(p->requests, p->n_requests);
+	free(p->owner_kind);
+	free(p->owner_name);
+	memset(p, 0, sizeof(*p));
+}
+
+void projection_free_claim(projection_claim_t *p)
+{
+	proj__free_meta(&p->meta);
+	proj__free_strings(p->device_classes, p->n_device_classes);
+	for (size_t i = 0; i < p->n_results; i++) {
+		free(p->results[i].request);
+		free(p->results[i].driver);
+		free(p->results[i].pool);
+		free(p->results[i].device);
+	}
+	free(p->results);
+	free(p->node_name);
+	for (size_t i = 0; i < p->n_reserved_for; i++) {
+		free(p->reserved_for[i].resource);
+		free(p->reserved_for[i].name);
+		free(p->reserved_for[i].uid);
+	}
+	free(p->reserved_for);
+	free(p->owner_pod);
+	memset(p, 0, sizeof(*p));
+}
+
+void projection_free_slice(projection_slice_t *p)
+{
+	proj__free_meta(&p->meta);
+	free(p->driver);
+	free(p->node_name);
+	free(p->pool);
+	proj__free_strings(p->devices, p->n_devices);
+	memset(p, 0, sizeof(*p));
+}
+
+void projection_free_device_class(projection_device_class_t *p)
+{
+	proj__free_meta(&p->meta);
+	free(p->extended_resource_name);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- size accounting ---- */
+
+static size_t proj__usable(const void *p)
+{
+	return p != NULL ? malloc_usable_size((void *)p) : 0;
+}
+
+static size_t proj__size_meta(const projection_meta_t *m)
+{
+	return proj__usable(m->namespace) + proj__usable(m->name) + proj__usable(m->uid) +
+	       proj__usable(m->resource_version);
+}
+
+static size_t proj__size_labels(const projection_label_t *l, size_t n)
+{
+	size_t s = proj__usable(l);
+	for (size_t i = 0; i < n; i++)
+		s += proj__usable(l[i].key) + proj__usable(l[i].value);
+	return s;
+}
+
+static size_t proj__size_quantities(const projection_quantity_t *q, size_t n)
+{
+	size_t s = proj__usable(q);
+	for (size_t i = 0; i < n; i++)
+		s += proj__usable(q[i].name);
+	return s;
+}
+
+static size_t proj__size_strings(char *const *v, size_t n)
+{
+	size_t s = proj__usable(v);
+	for (size_t i = 0; i < n; i++)
+		s += proj__usable(v[i]);
+	return s;
+}
+
+size_t projection_size_node(const projection_node_t *p)
+{
+	return sizeof(*p) + proj__size_meta(&p->meta) + proj__size_labels(p->labels, p->n_labels) +
+	       proj__size_labels(p->annotations, p->n_annotations) +
+	       proj__size_quantities(p->allocatable, p->n_allocatable) +
+	       proj__size_quantities(p->capacity, p->n_capacity);
+}
+
+size_t projection_size_pod(const projection_pod_t *p)
+{
+	return sizeof(*p) + proj__size_meta(&p->meta) + proj__usable(p->node_name) +
+	       proj__usable(p->scheduled_reason) + proj__size_strings(p->claims, p->n_claims) +
+	       proj__size_quantities(p->requests, p->n_requests) + proj__usable(p->owner_kind) +
+	       proj__usable(p->owner_name);
+}
+
+size_t projection_size_claim(const projection_claim_t *p)
+{
+	size_t s = sizeof(*p) + proj__size_meta(&p->meta) +
+		   proj__size_strings(p->device_classes, p->n_device_classes) +
+		   proj__usable(p->results) + proj__usable(p->node_name) +
+		   proj__usable(p->reserved_for) + proj__usable(p->owner_pod);
+	for (size_t i = 0; i < p->n_results; i++) {
+		s += proj__usable(p->results[i].request) + proj__usable(p->results[i].driver) +
+		     proj__usable(p->results[i].pool) + proj__usable(p->results[i].device);
+	}
+	for (size_t i = 0; i < p->n_reserved_for; i++) {
+		s += proj__usable(p->reserved_for[i].resource) +
+		     proj__usable(p->reserved_for[i].name) + proj__usable(p->reserved_for[i].uid);
+	}
+	return s;
+}
+
+size_t projection_size_slice(const projection_slice_t *p)
+{
+	return sizeof(*p) + proj__size_meta(&p->meta) + proj__usable(p->driver) +
+	       proj__usable(p->node_name) + proj__usable(p->pool) +
+	       proj__size_strings(p->devices, p->n_devices);
+}
+
+size_t projection_size_device_class(const projection_device_class_t *p)
+{
+	return sizeof(*p) + proj__size_meta(&p->meta) + proj__usable(p->extended_resource_name);
+}
+
+/* ---- watch events and list pages ---- */
+
+/*
+ * Parse len bytes (not necessarily NUL-terminated) as one JSON object with
+ * nothing but whitespace after it.
+ */
+static cJSON *proj__parse(const char *text, size_t len, const char *what, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	if (text == NULL || len == 0) {
+		proj__fail_raw(err, errlen, "", "empty %s", what);
+		return NULL;
+	}
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (root == NULL) {
+		size_t at = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+		proj__fail_raw(err, errlen, "", "%s is not valid JSON (at byte %zu of %zu)", what, at,
+			       len);
+		return NULL;
+	}
+	size_t pos = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : len;
+	while (pos < len && (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\r' ||
+			     text[pos] == '\n'))
+		pos++;
+	if (pos < len) {
+		cJSON_Delete(root);
+		proj__fail_raw(err, errlen, "", "unexpected bytes after the JSON %s (at byte %zu)",
+			       what, pos);
+		return NULL;
+	}
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		proj__fail_raw(err, errlen, "", "%s is not a JSON object", what);
+		return NULL;
+	}
+	return root;
+}
+
+static bool proj__event_type(const char *s, projection_event_type_t *out)
+{
+	static const struct {
+		const char *name;
+		projection_event_type_t type;
+	} types[] = {
+		{"ADDED", PROJECTION_EVENT_ADDED},       {"MODIFIED", PROJECTION_EVENT_MODIFIED},
+		{"DELETED", PROJECTION_EVENT_DELETED},   {"BOOKMARK", PROJECTION_EVENT_BOOKMARK},
+		{"ERROR", PROJECTION_EVENT_ERROR},
+	};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (strcmp(s, types[i].name) == 0) {
+			*out = types[i].type;
+			return true;
+		}
+	}
+	return false;
+}
+
+int projection_decode_event(const char *line, size_t len, projection_event_t *ev, char *err,
+			    size_t errlen)
+{
+	char opath[PROJ_PATH_MAX], mpath[PROJ_PATH_MAX];
+	proj__scope_t top, object, md;
+	const char *type;
+	memset(ev, 0, sizeof(*ev));
+	cJSON *root = proj__parse(line, len, "event", err, errlen);
+	if (root == NULL)
+		return -1;
+	top.obj = root;
+	top.path = "";
+	top.err = err;
+	top.errlen = errlen;
+	if (proj__str(&top, "type", true, &type) != 0 ||
+	    proj__obj(&top, "object", true, &object, opath, sizeof(opath)) != 0)
+		goto fail;
+	if (!proj__event_type(type, &ev->type)) {
+		char q[PROJ_QUOTE_MAX * 4 + 8];
+		proj__quote(q, sizeof(q), type);
+		proj__fail(&top, "type", "unknown event type %s", q);
+		goto fail;
+	}
+	if (ev->type == PROJECTION_EVENT_ERROR) {
+		int64_t code;
+		if (proj__int(&object, "code", false, 0, 999, &code) != 0 ||
+		    proj__dup(&object, "reason", false, &ev->error_reason) != 0 ||
+		    proj__dup(&object, "message", false, &ev->error_message) != 0)
+			goto fail;
+		ev->error_code = (int)code;
+	} else if (proj__obj(&object, "metadata", ev->type == PROJECTION_EVENT_BOOKMARK, &md, mpath,
+			     sizeof(mpath)) != 0 ||
+		   proj__dup(&md, "resourceVersion", ev->type == PROJECTION_EVENT_BOOKMARK,
+			     &ev->resource_version) != 0) {
+		goto fail;
+	}
+	ev->object = cJSON_DetachItemViaPointer(root, (cJSON *)object.obj);
+	cJSON_Delete(root);
+	return 0;
+fail:
+	cJSON_Delete(root);
+	projection_event_free(ev);
+	return -1;
+}
+
+void projection_event_free(projection_event_t *ev)
+{
+	cJSON_Delete(ev->object);
+	free(ev->resource_version);
+	free(ev->error_reason);
+	free(ev->error_message);
+	memset(ev, 0, sizeof(*ev));
+}
+
+int projection_decode_list(const char *body, size_t len, projection_list_t *out, char *err,
+			   size_t errlen)
+{
+	char mpath[PROJ_PATH_MAX];
+	proj__scope_t top, md;
+	const char *kind;
+	const cJSON *items;
+	memset(out, 0, sizeof(*out));
+	cJSON *root = proj__parse(body, len, "list", err, errlen);
+	if (root == NULL)
+		return -1;
+	top.obj = root;
+	top.path = "";
+	top.err = err;
+	top.errlen = errlen;
+	if (proj__str(&top, "kind", false, &kind) != 0)
+		goto fail;
+	if (kind != NULL && strcmp(kind, "Status") == 0) {
+		/* A failed request answered 200 would be a server bug, but say what it said. */
+		const char *msg = NULL;
+		char q[PROJ_QUOTE_MAX * 4 + 8];
+		(void)proj__str(&top, "message", false, &msg);
+		proj__quote(q, sizeof(q), msg != NULL ? msg : "");
+		proj__fail(&top, "kind", "a Status, not a list: %s", q);
+		goto fail;
+	}
+	if (proj__arr(&top, "items", &items) != 0 ||
+	    proj__obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
+	    proj__dup(&md, "resourceVersion", true, &out->resource_version) != 0 ||
+	    proj__dup(&md, "continue", false, &out->continue_token) != 0)
+		goto fail;
+	if (out->continue_token != NULL && out->continue_token[0] == '\0') {
+		free(out->continue_token);
+		out->continue_token = NULL;
+	}
+	if (items != NULL) {
+		out->items = cJSON_DetachItemViaPointer(root, (cJSON *)items);
+	} else {
+		out->items = cJSON_CreateArray();
+		if (out->items == NULL)
+			abort(); /* cJSON's allocator failed: the same policy as xmalloc */
+	}
+	cJSON_Delete(root);
+	return 0;
+fail:
+	cJSON_Delete(root);
+	projection_list_free(out);
+	return -1;
+}
+
+void projection_list_free(projection_list_t *l)
+{
+	cJSON_Delete(l->items);
+	free(l->resource_version);
+	free(l->continue_token);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,338 @@
+/*
+ * Projections: the few fields of a Kubernetes object that drashift's
+ * decisions read, decoded from the API's JSON into compact structs.
+ *
+ * Caches hold projections, not objects (DESIGN.md section 6). A Pod as the API
+ * server returns it is tens of KiB once managedFields, env and volumes are
+ * counted; its projection is a few hundred bytes. Every field below says which
+ * decision needs it; a field nothing reads does not belong here.
+ *
+ * The decoders are the single gate for untrusted bytes from the API server.
+ * Each one checks the type of every field it reads, accepts missing optional
+ * fields (and JSON null as missing), and on anything it cannot trust returns
+ * -1 with one line in err that names the field path, for example
+ *   status.allocation.devices.results[2].driver: not a string
+ * On error nothing is allocated and *out is left zeroed; on success every
+ * string in *out is an owned copy, released by the matching projection_free_*.
+ *
+ * Enumerations are forgiving where the API may grow (an unknown pod phase or
+ * condition status reads as Unknown) and strict about JSON types (a number
+ * where a string belongs is an error): the first is version skew, the second
+ * is a broken or hostile peer.
+ */
+#ifndef DRASHIFT_PROJECTION_H
+#define DRASHIFT_PROJECTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/*
+ * Upper bound on the entries of the sets a projection merges or
+ * de-duplicates (claim names, device classes, extended resources). Real
+ * objects stay far below it (the API allows 32 requests per claim); the bound
+ * keeps the merge cost linear on hostile input. More is a decode error.
+ */
+#define PROJECTION_MAX_SET 256
+
+/* Status of a condition; NONE when the object does not carry the condition. */
+typedef enum {
+	PROJECTION_CONDITION_NONE = 0,
+	PROJECTION_CONDITION_TRUE,
+	PROJECTION_CONDITION_FALSE,
+	PROJECTION_CONDITION_UNKNOWN,
+} projection_condition_t;
+
+/* "True", "False", "Unknown" or "None", for logs. */
+const char *projection_condition_name(projection_condition_t c);
+
+/* Metadata every cached object keeps. */
+typedef struct {
+	/* Cache key with name; NULL for cluster-scoped objects (Node, ResourceSlice, DeviceClass). */
+	char *namespace;
+	/* Cache key; the only metadata field a decoder requires. */
+	char *name;
+	/*
+	 * Tells incarnations apart: a pod deleted and recreated under the same
+	 * name is a different consumer for claims' reservedFor.
+	 */
+	char *uid;
+	/* Opaque; the watch resumes from the last one seen. Never compared numerically. */
+	char *resource_version;
+	/* metadata.creationTimestamp, unix seconds (0 when absent): ordering and ages. */
+	int64_t created;
+	/*
+	 * metadata.deletionTimestamp is set: the object is going away (a
+	 * Terminating pod still holds its devices until kubelet unprepares them).
+	 */
+	bool deleting;
+	/* metadata.deletionTimestamp, unix seconds; 0 unless deleting. Stuck-termination alarms. */
+	int64_t deleted;
+} projection_meta_t;
+
+/* A label or annotation. */
+typedef struct {
+	char *key;
+	char *value;
+} projection_label_t;
+
+/* An integer amount of a named resource (extended resources are whole devices). */
+typedef struct {
+	char *name;
+	int64_t count;
+} projection_quantity_t;
+
+/*
+ * Find name in an array of quantities. Returns true and sets *count when
+ * present; a resource listed with 0 is present (that difference matters for
+ * allocatable, see projection_node_t).
+ */
+bool projection_quantity_find(const projection_quantity_t *q, size_t n, const char *name,
+			      int64_t *count);
+
+/* ---- Node ---- */
+
+typedef struct {
+	projection_meta_t meta;
+	/* All labels: pools select their nodes by label selectors. */
+	projection_label_t *labels;
+	size_t n_labels;
+	/*
+	 * Only annotations whose key starts with "drashift.io/": drashift's own
+	 * per-node handover state. Other annotations can be large and are never read.
+	 */
+	projection_label_t *annotations;
+	size_t n_annotations;
+	/* spec.unschedulable: whether the node is cordoned (by drashift or someone else). */
+	bool unschedulable;
+	/*
+	 * status.allocatable, extended resources only (names containing '/'). The
+	 * handover gate: the scheduler sends an extended-resource pod down the DRA
+	 * path on a node only when allocatable[resource] is 0, and kubelet drops it
+	 * to 0 the moment the device plugin stops. Listed even when 0.
+	 */
+	projection_quantity_t *allocatable;
+	size_t n_allocatable;
+	/*
+	 * status.capacity, extended resources only. Lags allocatable by minutes
+	 * after a plugin stops; kept to tell "plugin gone" from "never had one".
+	 */
+	projection_quantity_t *capacity;
+	size_t n_capacity;
+	/* The Ready condition: a NotReady node is not handed over. */
+	projection_condition_t ready;
+} projection_node_t;
+
+/* ---- Pod ---- */
+
+typedef enum {
+	PROJECTION_POD_UNKNOWN = 0, /* phase absent or not one drashift knows */
+	PROJECTION_POD_PENDING,
+	PROJECTION_POD_RUNNING,
+	PROJECTION_POD_SUCCEEDED,
+	PROJECTION_POD_FAILED,
+} projection_pod_phase_t;
+
+/* "Pending", "Running", ... for logs. */
+const char *projection_pod_phase_name(projection_pod_phase_t phase);
+
+typedef struct {
+	projection_meta_t meta;
+	/* spec.nodeName; NULL while unbound. Which node's devices the pod holds. */
+	char *node_name;
+	/* status.phase: Succeeded and Failed pods no longer hold devices. */
+	projection_pod_phase_t phase;
+	/* Condition Ready is True: the SLO gate counts ready replicas. */
+	bool ready;
+	/* That condition's lastTransitionTime, unix seconds (0 when absent): time to ready. */
+	int64_t ready_time;
+	/*
+	 * Condition PodScheduled: a pod Pending with PodScheduled=False, reason
+	 * Unschedulable, since some time, is what a failed migration looks like.
+	 */
+	projection_condition_t scheduled;
+	char *scheduled_reason;     /* e.g. "Unschedulable"; NULL when absent */
+	int64_t scheduled_time;     /* its lastTransitionTime, unix seconds; 0 when absent */
+	/*
+	 * Names of the ResourceClaims the pod uses: spec.resourceClaims[] that
+	 * name a claim, status.resourceClaimStatuses[] (claims generated from
+	 * templates), and status.extendedResourceClaimStatus (the claim the
+	 * scheduler created for an extended resource served by DRA). De-duplicated,
+	 * in that order. A node may lose its driver only when no pod on it holds claims.
+	 */
+	char **claims;
+	size_t n_claims;
+	/*
+	 * Effective extended-resource requests, as the scheduler computes them:
+	 * per resource, max(sum over containers and sidecars, each init
+	 * container's need). Only names with a '/' outside the kubernetes.io
+	 * domains; only counts > 0. Which pods a device-plugin node still serves.
+	 */
+	projection_quantity_t *requests;
+	size_t n_requests;
+	/* Kind and name of the controller ownerReference (e.g. Job, train-1); NULL when none. */
+	char *owner_kind;
+	char *owner_name;
+} projection_pod_t;
+
+/* ---- ResourceClaim (resource.k8s.io/v1) ---- */
+
+/* One entry of status.allocation.devices.results[]: which device serves which request. */
+typedef struct {
+	char *request;
+	char *driver;
+	char *pool;
+	char *device;
+} projection_device_result_t;
+
+/* One entry of status.reservedFor[]: a consumer (normally a pod) of the claim. */
+typedef struct {
+	char *resource; /* "pods" */
+	char *name;
+	char *uid;
+} projection_consumer_t;
+
+typedef struct {
+	projection_meta_t meta;
+	/*
+	 * Device classes the claim asks for (exactly.deviceClassName and each
+	 * firstAvailable[].deviceClassName), de-duplicated: which pool the claim
+	 * belongs to and which driver it needs.
+	 */
+	char **device_classes;
+	size_t n_device_classes;
+	/* status.allocation is set: the scheduler has picked devices. */
+	bool allocated;
+	/* status.allocation.devices.results[]: the devices a driver must keep serving. */
+	projection_device_result_t *results;
+	size_t n_results;
+	/*
+	 * The node the allocation is pinned to (nodeSelector term 0, matchFields
+	 * metadata.name In [node]); NULL when not node-local. Blocks that node's
+	 * driver removal while the claim is in use.
+	 */
+	char *node_name;
+	/* status.reservedFor[]: the claim is in use while this is non-empty. */
+	projection_consumer_t *reserved_for;
+	size_t n_reserved_for;
+	/* Conditions with status "False" across status.devices[]: driver-reported trouble. */
+	size_t device_conditions_false;
+	/* Name of the Pod in ownerReferences (template-generated claims); NULL when none. */
+	char *owner_pod;
+} projection_claim_t;
+
+/* ---- ResourceSlice (resource.k8s.io/v1) ---- */
+
+typedef struct {
+	projection_meta_t meta;
+	/* spec.driver: whose devices these are. */
+	char *driver;
+	/* spec.nodeName; NULL when the slice is not node-local. */
+	char *node_name;
+	/*
+	 * spec.pool: a node's driver is ready only when resource_slice_count
+	 * slices of the pool's highest generation are present.
+	 */
+	char *pool;
+	int64_t pool_generation;
+	int64_t resource_slice_count;
+	/* spec.devices[].name: capacity of the DRA side after the handover. */
+	char **devices;
+	size_t n_devices;
+} projection_slice_t;
+
+/* ---- DeviceClass (resource.k8s.io/v1) ---- */
+
+typedef struct {
+	projection_meta_t meta;
+	/*
+	 * spec.extendedResourceName: the extended resource (e.g. example.com/gpu)
+	 * this class serves through DRA; NULL when none. Links a pool's device
+	 * plugin resource to its DRA class.
+	 */
+	char *extended_resource_name;
+} projection_device_class_t;
+
+/*
+ * Decoders. obj is one API object (a list item or a watch event's object).
+ * Return 0, or -1 with err set and *out zeroed.
+ */
+int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, size_t errlen);
+int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, size_t errlen);
+int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err, size_t errlen);
+int projection_decode_slice(const cJSON *obj, projection_slice_t *out, char *err, size_t errlen);
+int projection_decode_device_class(const cJSON *obj, projection_device_class_t *out, char *err,
+				   size_t errlen);
+
+/* Release what a projection owns and zero it; safe on a zeroed projection. */
+void projection_free_node(projection_node_t *p);
+void projection_free_pod(projection_pod_t *p);
+void projection_free_claim(projection_claim_t *p);
+void projection_free_slice(projection_slice_t *p);
+void projection_free_device_class(projection_device_class_t *p);
+
+/*
+ * Bytes a projection costs: sizeof the struct plus the usable size of every
+ * allocation it owns (malloc_usable_size), so allocator rounding is counted.
+ * The memory benchmark reports bytes per cached object with these.
+ */
+size_t projection_size_node(const projection_node_t *p);
+size_t projection_size_pod(const projection_pod_t *p);
+size_t projection_size_claim(const projection_claim_t *p);
+size_t projection_size_slice(const projection_slice_t *p);
+size_t projection_size_device_class(const projection_device_class_t *p);
+
+/* ---- Watch events and list pages ---- */
+
+typedef enum {
+	PROJECTION_EVENT_ADDED,
+	PROJECTION_EVENT_MODIFIED,
+	PROJECTION_EVENT_DELETED,
+	PROJECTION_EVENT_BOOKMARK,
+	PROJECTION_EVENT_ERROR,
+} projection_event_type_t;
+
+typedef struct {
+	projection_event_type_t type;
+	/* The event's object, detached from the envelope and owned by the event. */
+	cJSON *object;
+	/*
+	 * The object's metadata.resourceVersion: required for BOOKMARK (all it
+	 * carries), copied when present for the other types so the watch can
+	 * resume from the last event. NULL for ERROR.
+	 */
+	char *resource_version;
+	/* ERROR only: the Status object's code (410 means relist), reason and message. */
+	int error_code;
+	char *error_reason;  /* e.g. "Expired"; NULL when absent */
+	char *error_message; /* e.g. "too old resource version: 1 (2)"; NULL when absent */
+} projection_event_t;
+
+/*
+ * Decode one watch line: {"type": ..., "object": {...}}. line need not be
+ * NUL-terminated. Returns 0, or -1 with err set and *ev zeroed.
+ */
+int projection_decode_event(const char *line, size_t len, projection_event_t *ev, char *err,
+			    size_t errlen);
+void projection_event_free(projection_event_t *ev);
+
+typedef struct {
+	/* The items array, detached from the page and owned by the list. */
+	cJSON *items;
+	/* metadata.resourceVersion: where the watch that follows the list starts. */
+	char *resource_version;
+	/* metadata.continue: the token for the next page; NULL on the last page. */
+	char *continue_token;
+} projection_list_t;
+
+/*
+ * Decode one page of a list response. A missing or null items array reads as
+ * empty. Returns 0, or -1 with err set and *out zeroed.
+ */
+int projection_decode_list(const char *body, size_t len, projection_list_t *out, char *err,
+			   size_t errlen);
+void projection_list_free(projection_list_t *l);
+
+#endif

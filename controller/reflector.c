@@ -1,0 +1,617 @@
+#include "reflector.h"
+
+#include <curl/curl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "strmap.h"
+#include "watch_framer.h"
+#include "xalloc.h"
+
+struct reflector {
+	uv_loop_t *loop;
+	kube_http_t *http;
+	const reflector_kind_t *kind;
+	reflector_options_t opt;
+	reflector_change_cb on_change;
+	void *data;
+
+	reflector_state_t state;
+	strmap_t store;     /* key -> projection */
+	strmap_t listing;   /* pages of a LIST in progress */
+	char *rv;           /* where the next watch starts */
+	char *continue_token;
+	bool synced;
+	bool relist;        /* the watch said its resourceVersion is gone */
+	bool idle_expired;
+	bool watched;       /* a watch was started before: the next one is a restart */
+	bool stopping;
+	uint64_t backoff_ms;
+	kube_http_call_t *call;
+	watch_framer_t framer;
+	uv_timer_t backoff_timer;
+	uv_timer_t idle_timer;
+	int open_handles;
+	void (*on_stopped)(void *data);
+	void *stopped_data;
+	reflector_stats_t stats;
+};
+
+static void reflector_list_page(reflector_t *r);
+static void reflector_free_proj(reflector_t *r, void *proj);
+
+/* In a LIST in progress: "this object could not be decoded, keep the cached one". */
+static char reflector_keep_marker;
+#define REFLECTOR_KEEP ((void *)&reflector_keep_marker)
+static void reflector_watch(reflector_t *r);
+
+/* ---- kinds --------------------------------------------------------------- */
+
+#define REFLECTOR_KIND(var, res, p, type, suffix)                                                  \
+	static int reflector_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen) \
+	{                                                                                          \
+		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
+	}                                                                                          \
+	static void reflector_release_##suffix(void *proj)                                        \
+	{                                                                                          \
+		projection_free_##suffix((type *)proj);                                            \
+	}                                                                                          \
+	static size_t reflector_bytes_##suffix(const void *proj)                                  \
+	{                                                                                          \
+		return projection_size_##suffix((const type *)proj);                               \
+	}                                                                                          \
+	const reflector_kind_t var = {                                                             \
+		.resource = res,                                                                   \
+		.path = p,                                                                         \
+		.size = sizeof(type),                                                              \
+		.decode = reflector_decode_##suffix,                                               \
+		.release = reflector_release_##suffix,                                             \
+		.bytes = reflector_bytes_##suffix,                                                 \
+	};
+
+REFLECTOR_KIND(reflector_kind_nodes, "nodes", "/api/v1/nodes", projection_node_t, node)
+REFLECTOR_KIND(reflector_kind_pods, "pods", "/api/v1/pods", projection_pod_t, pod)
+REFLECTOR_KIND(reflector_kind_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
+	       projection_claim_t, claim)
+REFLECTOR_KIND(reflector_kind_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
+	       projection_slice_t, slice)
+REFLECTOR_KIND(reflector_kind_device_classes, "deviceclasses",
+	       "/apis/resource.k8s.io/v1/deviceclasses", projection_device_class_t, device_class)
+
+/* ---- store --------------------------------------------------------------- */
+
+static const projection_meta_t *reflector_meta(const void *proj)
+{
+	return (const projection_meta_t *)proj; /* every projection starts with its meta */
+}
+
+static char *reflector_key(const char *ns, const char *name)
+{
+	return ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
+}
+
+static void reflector_free_proj(reflector_t *r, void *proj)
+{
+	if (proj && proj != REFLECTOR_KEEP) {
+		r->kind->release(proj);
+		free(proj);
+	}
+}
+
+static void *reflector_decode(reflector_t *r, const cJSON *obj)
+{
+	char err[256];
+	void *proj = xcalloc(1, r->kind->size);
+	if (r->kind->decode(obj, proj, err, sizeof(err)) != 0) {
+		free(proj);
+		r->stats.decode_errors++;
+		const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
+		log_error("cannot decode object; keeping what the cache had", "resource", r->kind->resource,
+			  "name", cJSON_IsString(name) ? name->valuestring : "?", "error", err);
+		return NULL;
+	}
+	return proj;
+}
+
+/* Put proj in the store, tell the listener, then free what it replaced. */
+static void reflector_store_put(reflector_t *r, void *proj)
+{
+	const projection_meta_t *m = reflector_meta(proj);
+	char *key = reflector_key(m->namespace, m->name);
+	void *old = strmap_put(&r->store, key, proj);
+	free(key);
+	if (r->on_change)
+		r->on_change(r, old, proj, r->data);
+	reflector_free_proj(r, old);
+}
+
+static void reflector_store_delete(reflector_t *r, const char *key)
+{
+	void *old = strmap_remove(&r->store, key);
+	if (old == NULL)
+		return;
+	if (r->on_change)
+		r->on_change(r, old, NULL, r->data);
+	reflector_free_proj(r, old);
+}
+
+/*
+ * A completed LIST replaces the store: objects missing from it were deleted
+ * while we were not watching, and unchanged ones (same resourceVersion) are
+ * kept without telling anyone.
+ */
+static void reflector_replace(reflector_t *r)
+{
+	size_t it = 0;
+	const char *key;
+	void *proj;
+	size_t n = strmap_size(&r->store), ngone = 0;
+	char **gone = xcalloc(n ? n : 1, sizeof(char *));
+	while (strmap_next(&r->store, &it, &key, NULL))
+		if (strmap_get(&r->listing, key) == NULL)
+			gone[ngone++] = xstrdup(key);
+	for (size_t i = 0; i < ngone; i++) {
+		reflector_store_delete(r, gone[i]);
+		free(gone[i]);
+	}
+	free(gone);
+
+	it = 0;
+	while (strmap_next(&r->listing, &it, &key, &proj)) {
+		if (proj == REFLECTOR_KEEP)
+			continue;
+		const void *old = strmap_get(&r->store, key);
+		if (old && strcmp(reflector_meta(old)->resource_version ? reflector_meta(old)->resource_version : "",
+				  reflector_meta(proj)->resource_version ? reflector_meta(proj)->resource_version : "") == 0)
+			reflector_free_proj(r, proj);
+		else
+			reflector_store_put(r, proj);
+	}
+	strmap_clear(&r->listing, NULL);
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+const char *reflector_state_name(reflector_state_t s)
+{
+	static const char *const names[] = { "Listing", "Watching", "Backoff", "Stopped" };
+	return names[s];
+}
+
+static void reflector_set_state(reflector_t *r, reflector_state_t to, const char *why)
+{
+	if (r->state == to)
+		return;
+	log_debug("reflector state", "resource", r->kind->resource, "from", reflector_state_name(r->state),
+		  "to", reflector_state_name(to), "why", why);
+	r->state = to;
+}
+
+static void reflector_handle_closed(uv_handle_t *handle)
+{
+	reflector_t *r = handle->data;
+	if (--r->open_handles > 0)
+		return;
+	void (*cb)(void *) = r->on_stopped;
+	void *data = r->stopped_data;
+	free(r);
+	if (cb)
+		cb(data);
+}
+
+/* Free everything once no request is in flight; the timers close last. */
+static void reflector_finish_stop(reflector_t *r)
+{
+	reflector_set_state(r, REFLECTOR_STOPPED, "stopped");
+	size_t it = 0;
+	void *proj;
+	while (strmap_next(&r->store, &it, NULL, &proj))
+		reflector_free_proj(r, proj);
+	strmap_clear(&r->store, NULL);
+	it = 0;
+	while (strmap_next(&r->listing, &it, NULL, &proj))
+		reflector_free_proj(r, proj);
+	strmap_clear(&r->listing, NULL);
+	watch_framer_free(&r->framer);
+	free(r->rv);
+	free(r->continue_token);
+	r->open_handles = 2;
+	uv_close((uv_handle_t *)&r->backoff_timer, reflector_handle_closed);
+	uv_close((uv_handle_t *)&r->idle_timer, reflector_handle_closed);
+}
+
+static void reflector_on_backoff(uv_timer_t *t)
+{
+	reflector_t *r = t->data;
+	if (r->rv != NULL && !r->relist) {
+		reflector_watch(r);
+	} else {
+		reflector_set_state(r, REFLECTOR_LISTING, "backoff over");
+		reflector_list_page(r);
+	}
+}
+
+/* Full jitter between half the step and the step; the step doubles up to the cap. */
+static void reflector_backoff(reflector_t *r, const char *why)
+{
+	if (r->stopping) {
+		reflector_finish_stop(r);
+		return;
+	}
+	r->backoff_ms = r->backoff_ms ? r->backoff_ms * 2 : r->opt.backoff_min_ms;
+	if (r->backoff_ms > r->opt.backoff_max_ms)
+		r->backoff_ms = r->opt.backoff_max_ms;
+	uint64_t delay = r->backoff_ms / 2 + (uint64_t)random() % (r->backoff_ms / 2 + 1);
+	reflector_set_state(r, REFLECTOR_BACKOFF, why);
+	uv_timer_start(&r->backoff_timer, reflector_on_backoff, delay, 0);
+}
+
+/* ---- LIST ---------------------------------------------------------------- */
+
+static char *reflector_path(const reflector_t *r, const char *extra)
+{
+	char *path = xasprintf("%s?%s", r->kind->path, extra);
+	if (r->opt.label_selector) {
+		char *p = xasprintf("%s&labelSelector=%s", path, r->opt.label_selector);
+		free(path);
+		path = p;
+	}
+	if (r->opt.field_selector) {
+		char *p = xasprintf("%s&fieldSelector=%s", path, r->opt.field_selector);
+		free(path);
+		path = p;
+	}
+	return path;
+}
+
+static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
+{
+	reflector_t *r = data;
+	r->call = NULL;
+	if (r->stopping) {
+		reflector_finish_stop(r);
+		return;
+	}
+	if (resp->error != NULL) {
+		if (resp->status == 410) {
+			/* The continue token expired between pages: start over. */
+			log_warn("list continuation expired; listing again", "resource", r->kind->resource);
+			free(r->continue_token);
+			r->continue_token = NULL;
+			size_t it = 0;
+			void *proj;
+			while (strmap_next(&r->listing, &it, NULL, &proj))
+				reflector_free_proj(r, proj);
+			strmap_clear(&r->listing, NULL);
+		}
+		log_warn("list failed", "resource", r->kind->resource, "error", resp->error);
+		reflector_backoff(r, "list failed");
+		return;
+	}
+	char err[256];
+	projection_list_t page;
+	if (projection_decode_list(resp->body, resp->body_len, &page, err, sizeof(err)) != 0) {
+		r->stats.decode_errors++;
+		log_error("cannot decode list page", "resource", r->kind->resource, "error", err);
+		reflector_backoff(r, "bad list page");
+		return;
+	}
+	const cJSON *item;
+	cJSON_ArrayForEach(item, page.items)
+	{
+		void *proj = reflector_decode(r, item);
+		if (proj == NULL) {
+			/*
+			 * Never guess: an object that cannot be decoded keeps
+			 * whatever the cache had for it (or stays absent).
+			 */
+			const cJSON *md = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+			const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
+			if (cJSON_IsString(name)) {
+				char *key = reflector_key(cJSON_IsString(ns) ? ns->valuestring : NULL,
+							  name->valuestring);
+				reflector_free_proj(r, strmap_put(&r->listing, key, REFLECTOR_KEEP));
+				free(key);
+			}
+			continue;
+		}
+		const projection_meta_t *m = reflector_meta(proj);
+		char *key = reflector_key(m->namespace, m->name);
+		reflector_free_proj(r, strmap_put(&r->listing, key, proj));
+		free(key);
+	}
+	free(r->continue_token);
+	r->continue_token = page.continue_token && page.continue_token[0] ? xstrdup(page.continue_token) : NULL;
+	if (r->continue_token == NULL) {
+		free(r->rv);
+		r->rv = page.resource_version ? xstrdup(page.resource_version) : NULL;
+	}
+	projection_list_free(&page);
+
+	if (r->continue_token != NULL) {
+		reflector_list_page(r);
+		return;
+	}
+	reflector_replace(r);
+	if (r->stats.lists++ > 0)
+		r->stats.relists++;
+	r->synced = true;
+	r->relist = false;
+	r->backoff_ms = 0;
+	char count[24];
+	snprintf(count, sizeof(count), "%zu", strmap_size(&r->store));
+	log_info("cache synced", "resource", r->kind->resource, "objects", count);
+	reflector_watch(r);
+}
+
+static void reflector_list_page(reflector_t *r)
+{
+	char extra[64];
+	snprintf(extra, sizeof(extra), "limit=%u", r->opt.page_size);
+	char *path = reflector_path(r, extra);
+	if (r->continue_token) {
+		char *escaped = curl_easy_escape(NULL, r->continue_token, 0);
+		char *p = xasprintf("%s&continue=%s", path, escaped);
+		curl_free(escaped);
+		free(path);
+		path = p;
+	}
+	kube_http_req_t req = { .method = "GET", .path = path, .timeout_ms = 60000, .retry = 1 };
+	int rc = kube_http_request(r->http, &req, reflector_on_list_page, r, &r->call);
+	free(path);
+	if (rc != 0) {
+		r->call = NULL;
+		reflector_backoff(r, "cannot start list");
+	}
+}
+
+/* ---- WATCH --------------------------------------------------------------- */
+
+static int reflector_on_event(const char *line, size_t len, void *data)
+{
+	reflector_t *r = data;
+	char err[256];
+	projection_event_t ev;
+	if (projection_decode_event(line, len, &ev, err, sizeof(err)) != 0) {
+		r->stats.decode_errors++;
+		log_error("cannot decode watch event; listing again", "resource", r->kind->resource, "error", err);
+		r->relist = true;
+		return 1;
+	}
+	int stop = 0;
+	switch (ev.type) {
+	case PROJECTION_EVENT_ADDED:
+	case PROJECTION_EVENT_MODIFIED: {
+		void *proj = reflector_decode(r, ev.object);
+		if (proj)
+			reflector_store_put(r, proj);
+		break;
+	}
+	case PROJECTION_EVENT_DELETED: {
+		const cJSON *md = cJSON_GetObjectItemCaseSensitive(ev.object, "metadata");
+		const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
+		if (cJSON_IsString(name)) {
+			char *key = reflector_key(cJSON_IsString(ns) ? ns->valuestring : NULL, name->valuestring);
+			reflector_store_delete(r, key);
+			free(key);
+		} else {
+			r->stats.decode_errors++;
+			log_error("deletion event without a name; listing again", "resource", r->kind->resource);
+			r->relist = true;
+			stop = 1;
+		}
+		break;
+	}
+	case PROJECTION_EVENT_BOOKMARK:
+		break;
+	case PROJECTION_EVENT_ERROR:
+		if (ev.error_code == 410) {
+			log_info("watch resourceVersion expired; listing again", "resource", r->kind->resource,
+				 "message", ev.error_message);
+		} else {
+			log_warn("watch error; listing again", "resource", r->kind->resource, "message",
+				 ev.error_message);
+		}
+		r->relist = true;
+		stop = 1;
+		break;
+	}
+	if (!stop && ev.resource_version) {
+		free(r->rv);
+		r->rv = xstrdup(ev.resource_version);
+	}
+	if (!stop && ev.type != PROJECTION_EVENT_BOOKMARK)
+		r->stats.events++;
+	projection_event_free(&ev);
+	return stop;
+}
+
+static int reflector_on_watch_data(const char *bytes, size_t len, void *data)
+{
+	reflector_t *r = data;
+	uv_timer_again(&r->idle_timer);
+	int rc = watch_framer_feed(&r->framer, bytes, len, reflector_on_event, r);
+	if (rc < 0) {
+		r->stats.decode_errors++;
+		log_error("watch event larger than the cap; listing again", "resource", r->kind->resource);
+		r->relist = true;
+	}
+	if (rc == 0 && r->backoff_ms != 0)
+		r->backoff_ms = 0; /* data flows: the connection is healthy again */
+	return rc != 0;
+}
+
+static void reflector_on_idle(uv_timer_t *t)
+{
+	reflector_t *r = t->data;
+	if (r->call == NULL)
+		return;
+	log_warn("watch silent past the idle timeout; reconnecting", "resource", r->kind->resource);
+	r->idle_expired = true;
+	kube_http_cancel(r->call);
+}
+
+static void reflector_on_watch_done(const kube_http_response_t *resp, void *data)
+{
+	reflector_t *r = data;
+	r->call = NULL;
+	uv_timer_stop(&r->idle_timer);
+	watch_framer_reset(&r->framer);
+	if (r->stopping) {
+		reflector_finish_stop(r);
+		return;
+	}
+	if (r->relist || resp->status == 410) {
+		r->relist = true;
+		reflector_set_state(r, REFLECTOR_LISTING, "resourceVersion gone");
+		reflector_list_page(r);
+		return;
+	}
+	if (resp->error == NULL) {
+		/* The server ended the watch at timeoutSeconds: resume where it stopped. */
+		reflector_watch(r);
+		return;
+	}
+	if (!r->idle_expired)
+		log_warn("watch failed", "resource", r->kind->resource, "error", resp->error);
+	r->idle_expired = false;
+	reflector_backoff(r, "watch failed");
+}
+
+static void reflector_watch(reflector_t *r)
+{
+	unsigned timeout = r->opt.watch_timeout_s ? r->opt.watch_timeout_s : 300 + (unsigned)(random() % 300);
+	char *escaped = curl_easy_escape(NULL, r->rv ? r->rv : "", 0);
+	char extra[512];
+	snprintf(extra, sizeof(extra), "watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s",
+		 timeout, escaped);
+	curl_free(escaped);
+	char *path = reflector_path(r, extra);
+	kube_http_req_t req = {
+		.method = "GET",
+		.path = path,
+		.timeout_ms = -1,
+		.on_data = reflector_on_watch_data,
+	};
+	if (r->watched)
+		r->stats.watch_restarts++;
+	r->watched = true;
+	reflector_set_state(r, REFLECTOR_WATCHING, "watch");
+	int rc = kube_http_request(r->http, &req, reflector_on_watch_done, r, &r->call);
+	free(path);
+	if (rc != 0) {
+		r->call = NULL;
+		reflector_backoff(r, "cannot start watch");
+		return;
+	}
+	r->idle_expired = false;
+	uv_timer_start(&r->idle_timer, reflector_on_idle, r->opt.idle_timeout_ms, r->opt.idle_timeout_ms);
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+int reflector_start(uv_loop_t *loop, kube_http_t *http, const reflector_kind_t *kind,
+		    const reflector_options_t *opt, reflector_change_cb on_change, void *data,
+		    reflector_t **out)
+{
+	reflector_t *r = xcalloc(1, sizeof(*r));
+	r->loop = loop;
+	r->http = http;
+	r->kind = kind;
+	if (opt)
+		r->opt = *opt;
+	if (r->opt.page_size == 0)
+		r->opt.page_size = 500;
+	if (r->opt.idle_timeout_ms == 0)
+		r->opt.idle_timeout_ms = 150000;
+	if (r->opt.backoff_min_ms == 0)
+		r->opt.backoff_min_ms = 800;
+	if (r->opt.backoff_max_ms == 0)
+		r->opt.backoff_max_ms = 30000;
+	if (r->opt.max_line == 0)
+		r->opt.max_line = 16u * 1024u * 1024u;
+	r->on_change = on_change;
+	r->data = data;
+	r->state = REFLECTOR_LISTING;
+	watch_framer_init(&r->framer, r->opt.max_line);
+	uv_timer_init(loop, &r->backoff_timer);
+	uv_timer_init(loop, &r->idle_timer);
+	r->backoff_timer.data = r;
+	r->idle_timer.data = r;
+	reflector_list_page(r);
+	*out = r;
+	return 0;
+}
+
+void reflector_stop(reflector_t *r, void (*on_stopped)(void *data), void *data)
+{
+	if (r->stopping)
+		return;
+	r->stopping = true;
+	r->on_stopped = on_stopped;
+	r->stopped_data = data;
+	uv_timer_stop(&r->backoff_timer);
+	uv_timer_stop(&r->idle_timer);
+	if (r->call)
+		kube_http_cancel(r->call); /* its callback finishes the stop */
+	else
+		reflector_finish_stop(r);
+}
+
+bool reflector_synced(const reflector_t *r)
+{
+	return r->synced;
+}
+
+reflector_state_t reflector_state(const reflector_t *r)
+{
+	return r->state;
+}
+
+const reflector_kind_t *reflector_kind(const reflector_t *r)
+{
+	return r->kind;
+}
+
+const reflector_stats_t *reflector_stats(const reflector_t *r)
+{
+	return &r->stats;
+}
+
+const void *reflector_get(const reflector_t *r, const char *ns, const char *name)
+{
+	char *key = reflector_key(ns, name);
+	const void *proj = strmap_get(&r->store, key);
+	free(key);
+	return proj;
+}
+
+size_t reflector_size(const reflector_t *r)
+{
+	return strmap_size(&r->store);
+}
+
+bool reflector_next(const reflector_t *r, size_t *it, const void **proj)
+{
+	void *v;
+	if (!strmap_next(&r->store, it, NULL, &v))
+		return false;
+	*proj = v;
+	return true;
+}
+
+size_t reflector_bytes(const reflector_t *r)
+{
+	size_t n = strmap_bytes(&r->store);
+	size_t it = 0;
+	void *proj;
+	while (strmap_next(&r->store, &it, NULL, &proj))
+		n += r->kind->bytes(proj);
+	return n;
+}

@@ -1,0 +1,144 @@
+#include "strmap.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+/* FNV-1a: keys are short object names; fast and well spread. */
+static uint64_t strmap_hash(const char *key)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 0x100000001b3u;
+	}
+	return h;
+}
+
+static size_t strmap_find(const strmap_t *m, const char *key, uint64_t hash)
+{
+	size_t mask = m->cap - 1;
+	size_t i = (size_t)hash & mask;
+	while (m->slots[i].key != NULL) {
+		if (m->slots[i].hash == hash && strcmp(m->slots[i].key, key) == 0)
+			return i;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static void strmap_grow(strmap_t *m)
+{
+	size_t old_cap = m->cap;
+	strmap_slot_t *old = m->slots;
+	m->cap = old_cap ? old_cap * 2 : 16;
+	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	for (size_t i = 0; i < old_cap; i++) {
+		if (old[i].key == NULL)
+			continue;
+		size_t j = (size_t)old[i].hash & (m->cap - 1);
+		while (m->slots[j].key != NULL)
+			j = (j + 1) & (m->cap - 1);
+		m->slots[j] = old[i];
+	}
+	free(old);
+}
+
+void *strmap_get(const strmap_t *m, const char *key)
+{
+	if (m->len == 0)
+		return NULL;
+	size_t i = strmap_find(m, key, strmap_hash(key));
+	return m->slots[i].key ? m->slots[i].value : NULL;
+}
+
+void *strmap_put(strmap_t *m, const char *key, void *value)
+{
+	/* Keep the load under 1/2: probes stay short. */
+	if ((m->len + 1) * 2 > m->cap)
+		strmap_grow(m);
+	uint64_t hash = strmap_hash(key);
+	size_t i = strmap_find(m, key, hash);
+	if (m->slots[i].key != NULL) {
+		void *old = m->slots[i].value;
+		m->slots[i].value = value;
+		return old;
+	}
+	m->slots[i] = (strmap_slot_t){ .hash = hash, .key = xstrdup(key), .value = value };
+	m->len++;
+	return NULL;
+}
+
+/*
+ * Backward-shift deletion: move later members of the probe run into the hole
+ * when their home slot allows it, so lookups never need tombstones.
+ */
+void *strmap_remove(strmap_t *m, const char *key)
+{
+	if (m->len == 0)
+		return NULL;
+	size_t mask = m->cap - 1;
+	size_t i = strmap_find(m, key, strmap_hash(key));
+	if (m->slots[i].key == NULL)
+		return NULL;
+	void *value = m->slots[i].value;
+	free(m->slots[i].key);
+	m->slots[i].key = NULL;
+	m->len--;
+	size_t hole = i;
+	for (size_t j = (i + 1) & mask; m->slots[j].key != NULL; j = (j + 1) & mask) {
+		size_t home = (size_t)m->slots[j].hash & mask;
+		/* j may move into the hole when home is not cyclically in (hole, j]. */
+		bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+		if (!stays) {
+			m->slots[hole] = m->slots[j];
+			m->slots[j].key = NULL;
+			hole = j;
+		}
+	}
+	return value;
+}
+
+size_t strmap_size(const strmap_t *m)
+{
+	return m->len;
+}
+
+void strmap_clear(strmap_t *m, void (*free_value)(void *value))
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->slots[i].key == NULL)
+			continue;
+		if (free_value)
+			free_value(m->slots[i].value);
+		free(m->slots[i].key);
+	}
+	free(m->slots);
+	*m = (strmap_t)STRMAP_INIT;
+}
+
+bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value)
+{
+	while (*it < m->cap) {
+		size_t i = (*it)++;
+		if (m->slots[i].key != NULL) {
+			if (key)
+				*key = m->slots[i].key;
+			if (value)
+				*value = m->slots[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t strmap_bytes(const strmap_t *m)
+{
+	size_t n = m->slots ? malloc_usable_size(m->slots) : 0;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			n += malloc_usable_size(m->slots[i].key);
+	return n;
+}

@@ -1,0 +1,47 @@
+/*
+ * A hash map from strings to pointers: the store of every cache and index.
+ *
+ * Open addressing with linear probing and backward-shift deletion, so the
+ * table never fills with tombstones however many objects come and go. Keys are
+ * copied; values are the caller's.
+ */
+#ifndef DRASHIFT_STRMAP_H
+#define DRASHIFT_STRMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+	uint64_t hash;
+	char *key; /* NULL: empty slot */
+	void *value;
+} strmap_slot_t;
+
+typedef struct {
+	strmap_slot_t *slots;
+	size_t cap; /* power of two, or 0 before the first put */
+	size_t len;
+} strmap_t;
+
+#define STRMAP_INIT { NULL, 0, 0 }
+
+void *strmap_get(const strmap_t *m, const char *key);
+/* Insert or replace; returns the previous value, or NULL. */
+void *strmap_put(strmap_t *m, const char *key, void *value);
+/* Remove; returns the value, or NULL when absent. */
+void *strmap_remove(strmap_t *m, const char *key);
+size_t strmap_size(const strmap_t *m);
+/* Free the table; free_value (may be NULL) is called on every value. */
+void strmap_clear(strmap_t *m, void (*free_value)(void *value));
+
+/*
+ * Iterate: size_t it = 0; while (strmap_next(m, &it, &key, &value)) ...
+ * The map must not change during the iteration.
+ */
+bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value);
+
+/* Bytes the table itself owns (slots and key copies), for memory accounting. */
+size_t strmap_bytes(const strmap_t *m);
+
+#endif

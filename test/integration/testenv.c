@@ -1,0 +1,128 @@
+#include "testenv.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "xalloc.h"
+
+static const char *testenv_root(void)
+{
+	const char *root = getenv("DRASHIFT_ROOT");
+	if (root == NULL) {
+		fprintf(stderr, "DRASHIFT_ROOT is not set (meson test sets it)\n");
+		exit(1);
+	}
+	return root;
+}
+
+static int testenv_status(int rc)
+{
+	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+void testenv_up(testenv_t *env, const char *name, const char *extra_apiserver_flags)
+{
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(env->dir, sizeof(env->dir), "%s/drashift-%s.XXXXXX", tmp, name);
+	if (mkdtemp(env->dir) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	char *cmd = xasprintf("TESTENV_APISERVER_FLAGS='%s' '%s/tools/testenv' up '%s/cluster'",
+			      extra_apiserver_flags ? extra_apiserver_flags : "", testenv_root(), env->dir);
+	FILE *p = popen(cmd, "r");
+	free(cmd);
+	if (p == NULL || fgets(env->kubeconfig, sizeof(env->kubeconfig), p) == NULL) {
+		fprintf(stderr, "tools/testenv up failed (folder %s)\n", env->dir);
+		exit(1);
+	}
+	env->kubeconfig[strcspn(env->kubeconfig, "\n")] = '\0';
+	if (testenv_status(pclose(p)) != 0) {
+		fprintf(stderr, "tools/testenv up failed (folder %s)\n", env->dir);
+		exit(1);
+	}
+}
+
+void testenv_down(testenv_t *env)
+{
+	char *cmd = xasprintf("'%s/tools/testenv' down '%s/cluster' && rm -rf '%s'", testenv_root(),
+			      env->dir, env->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "tools/testenv down %s failed\n", env->dir);
+	free(cmd);
+}
+
+int testenv_component(testenv_t *env, const char *action, const char *component)
+{
+	char *cmd = xasprintf("'%s/tools/testenv' %s '%s/cluster' %s", testenv_root(), action, env->dir,
+			      component);
+	int rc = testenv_status(system(cmd));
+	free(cmd);
+	return rc;
+}
+
+static char *testenv_command(testenv_t *env, const char *fmt, va_list ap)
+{
+	char *user;
+	if (vasprintf(&user, fmt, ap) < 0)
+		abort();
+	char *cmd = xasprintf("export KUBECONFIG='%s' PATH='%s/cluster/bin':\"$PATH\"; %s", env->kubeconfig,
+			      env->dir, user);
+	free(user);
+	return cmd;
+}
+
+int testenv_sh(testenv_t *env, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = testenv_command(env, fmt, ap);
+	va_end(ap);
+	int rc = testenv_status(system(cmd));
+	free(cmd);
+	return rc;
+}
+
+int testenv_sh_output(testenv_t *env, char **out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = testenv_command(env, fmt, ap);
+	va_end(ap);
+	FILE *p = popen(cmd, "r");
+	free(cmd);
+	size_t len = 0, cap = 4096;
+	char *buf = xmalloc(cap);
+	size_t n;
+	while (p && (n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 2)
+			buf = xrealloc(buf, cap *= 2);
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return p ? testenv_status(pclose(p)) : -1;
+}
+
+static void testenv_tick(uv_timer_t *t)
+{
+	(void)t;
+}
+
+bool testenv_run_until(uv_loop_t *loop, bool (*done)(void *data), void *data, unsigned timeout_ms)
+{
+	uv_timer_t tick;
+	uv_timer_init(loop, &tick);
+	uv_timer_start(&tick, testenv_tick, 50, 50);
+	uint64_t deadline = uv_now(loop) + timeout_ms;
+	bool ok;
+	while (!(ok = done(data)) && uv_now(loop) < deadline)
+		uv_run(loop, UV_RUN_ONCE);
+	uv_close((uv_handle_t *)&tick, NULL);
+	uv_run(loop, UV_RUN_NOWAIT);
+	return ok;
+}
