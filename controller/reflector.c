@@ -1,27 +1,23 @@
 #include "reflector.h"
 
 #include <curl/curl.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
-#include "strmap.h"
 #include "watch_framer.h"
 #include "xalloc.h"
 
 struct reflector {
 	uv_loop_t *loop;
 	kube_http_t *http;
-	const reflector_kind_t *kind;
+	const store_kind_t *kind;
 	reflector_options_t opt;
-	reflector_change_cb on_change;
-	void *data;
 
 	reflector_state_t state;
-	strmap_t store;     /* key -> projection */
-	strmap_t listing;   /* pages of a LIST in progress */
+	store_t store;
+	store_listing_t listing; /* pages of a LIST in progress */
 	char *rv;           /* where the next watch starts */
 	char *continue_token;
 	bool synced;
@@ -41,138 +37,7 @@ struct reflector {
 };
 
 static void reflector_list_page(reflector_t *r);
-static void reflector_free_proj(reflector_t *r, void *proj);
-
-/* In a LIST in progress: "this object could not be decoded, keep the cached one". */
-static char reflector_keep_marker;
-#define REFLECTOR_KEEP ((void *)&reflector_keep_marker)
 static void reflector_watch(reflector_t *r);
-
-/* ---- kinds --------------------------------------------------------------- */
-
-#define REFLECTOR_KIND(var, res, p, type, suffix)                                                  \
-	static int reflector_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen) \
-	{                                                                                          \
-		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
-	}                                                                                          \
-	static void reflector_release_##suffix(void *proj)                                        \
-	{                                                                                          \
-		projection_free_##suffix((type *)proj);                                            \
-	}                                                                                          \
-	static size_t reflector_bytes_##suffix(const void *proj)                                  \
-	{                                                                                          \
-		return projection_size_##suffix((const type *)proj);                               \
-	}                                                                                          \
-	const reflector_kind_t var = {                                                             \
-		.resource = res,                                                                   \
-		.path = p,                                                                         \
-		.size = sizeof(type),                                                              \
-		.decode = reflector_decode_##suffix,                                               \
-		.release = reflector_release_##suffix,                                             \
-		.bytes = reflector_bytes_##suffix,                                                 \
-	};
-
-REFLECTOR_KIND(reflector_kind_nodes, "nodes", "/api/v1/nodes", projection_node_t, node)
-REFLECTOR_KIND(reflector_kind_pods, "pods", "/api/v1/pods", projection_pod_t, pod)
-REFLECTOR_KIND(reflector_kind_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
-	       projection_claim_t, claim)
-REFLECTOR_KIND(reflector_kind_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
-	       projection_slice_t, slice)
-REFLECTOR_KIND(reflector_kind_device_classes, "deviceclasses",
-	       "/apis/resource.k8s.io/v1/deviceclasses", projection_device_class_t, device_class)
-
-/* ---- store --------------------------------------------------------------- */
-
-static const projection_meta_t *reflector_meta(const void *proj)
-{
-	return (const projection_meta_t *)proj; /* every projection starts with its meta */
-}
-
-static char *reflector_key(const char *ns, const char *name)
-{
-	return ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
-}
-
-static void reflector_free_proj(reflector_t *r, void *proj)
-{
-	if (proj && proj != REFLECTOR_KEEP) {
-		r->kind->release(proj);
-		free(proj);
-	}
-}
-
-static void *reflector_decode(reflector_t *r, const cJSON *obj)
-{
-	char err[256];
-	void *proj = xcalloc(1, r->kind->size);
-	if (r->kind->decode(obj, proj, err, sizeof(err)) != 0) {
-		free(proj);
-		r->stats.decode_errors++;
-		const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
-		log_error("cannot decode object; keeping what the cache had", "resource", r->kind->resource,
-			  "name", cJSON_IsString(name) ? name->valuestring : "?", "error", err);
-		return NULL;
-	}
-	return proj;
-}
-
-/* Put proj in the store, tell the listener, then free what it replaced. */
-static void reflector_store_put(reflector_t *r, void *proj)
-{
-	const projection_meta_t *m = reflector_meta(proj);
-	char *key = reflector_key(m->namespace, m->name);
-	void *old = strmap_put(&r->store, key, proj);
-	free(key);
-	if (r->on_change)
-		r->on_change(r, old, proj, r->data);
-	reflector_free_proj(r, old);
-}
-
-static void reflector_store_delete(reflector_t *r, const char *key)
-{
-	void *old = strmap_remove(&r->store, key);
-	if (old == NULL)
-		return;
-	if (r->on_change)
-		r->on_change(r, old, NULL, r->data);
-	reflector_free_proj(r, old);
-}
-
-/*
- * A completed LIST replaces the store: objects missing from it were deleted
- * while we were not watching, and unchanged ones (same resourceVersion) are
- * kept without telling anyone.
- */
-static void reflector_replace(reflector_t *r)
-{
-	size_t it = 0;
-	const char *key;
-	void *proj;
-	size_t n = strmap_size(&r->store), ngone = 0;
-	char **gone = xcalloc(n ? n : 1, sizeof(char *));
-	while (strmap_next(&r->store, &it, &key, NULL))
-		if (strmap_get(&r->listing, key) == NULL)
-			gone[ngone++] = xstrdup(key);
-	for (size_t i = 0; i < ngone; i++) {
-		reflector_store_delete(r, gone[i]);
-		free(gone[i]);
-	}
-	free(gone);
-
-	it = 0;
-	while (strmap_next(&r->listing, &it, &key, &proj)) {
-		if (proj == REFLECTOR_KEEP)
-			continue;
-		const void *old = strmap_get(&r->store, key);
-		if (old && strcmp(reflector_meta(old)->resource_version ? reflector_meta(old)->resource_version : "",
-				  reflector_meta(proj)->resource_version ? reflector_meta(proj)->resource_version : "") == 0)
-			reflector_free_proj(r, proj);
-		else
-			reflector_store_put(r, proj);
-	}
-	strmap_clear(&r->listing, NULL);
-}
 
 /* ---- state --------------------------------------------------------------- */
 
@@ -207,15 +72,8 @@ static void reflector_handle_closed(uv_handle_t *handle)
 static void reflector_finish_stop(reflector_t *r)
 {
 	reflector_set_state(r, REFLECTOR_STOPPED, "stopped");
-	size_t it = 0;
-	void *proj;
-	while (strmap_next(&r->store, &it, NULL, &proj))
-		reflector_free_proj(r, proj);
-	strmap_clear(&r->store, NULL);
-	it = 0;
-	while (strmap_next(&r->listing, &it, NULL, &proj))
-		reflector_free_proj(r, proj);
-	strmap_clear(&r->listing, NULL);
+	store_free(&r->store);
+	store_listing_discard(&r->store, &r->listing);
 	watch_framer_free(&r->framer);
 	free(r->rv);
 	free(r->continue_token);
@@ -282,11 +140,7 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 			log_warn("list continuation expired; listing again", "resource", r->kind->resource);
 			free(r->continue_token);
 			r->continue_token = NULL;
-			size_t it = 0;
-			void *proj;
-			while (strmap_next(&r->listing, &it, NULL, &proj))
-				reflector_free_proj(r, proj);
-			strmap_clear(&r->listing, NULL);
+			store_listing_discard(&r->store, &r->listing);
 		}
 		log_warn("list failed", "resource", r->kind->resource, "error", resp->error);
 		reflector_backoff(r, "list failed");
@@ -295,7 +149,7 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 	char err[256];
 	projection_list_t page;
 	if (projection_decode_list(resp->body, resp->body_len, &page, err, sizeof(err)) != 0) {
-		r->stats.decode_errors++;
+		r->store.decode_errors++;
 		log_error("cannot decode list page", "resource", r->kind->resource, "error", err);
 		reflector_backoff(r, "bad list page");
 		return;
@@ -303,27 +157,7 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 	const cJSON *item;
 	cJSON_ArrayForEach(item, page.items)
 	{
-		void *proj = reflector_decode(r, item);
-		if (proj == NULL) {
-			/*
-			 * Never guess: an object that cannot be decoded keeps
-			 * whatever the cache had for it (or stays absent).
-			 */
-			const cJSON *md = cJSON_GetObjectItemCaseSensitive(item, "metadata");
-			const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
-			const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
-			if (cJSON_IsString(name)) {
-				char *key = reflector_key(cJSON_IsString(ns) ? ns->valuestring : NULL,
-							  name->valuestring);
-				reflector_free_proj(r, strmap_put(&r->listing, key, REFLECTOR_KEEP));
-				free(key);
-			}
-			continue;
-		}
-		const projection_meta_t *m = reflector_meta(proj);
-		char *key = reflector_key(m->namespace, m->name);
-		reflector_free_proj(r, strmap_put(&r->listing, key, proj));
-		free(key);
+		store_listing_add(&r->store, &r->listing, item);
 	}
 	free(r->continue_token);
 	r->continue_token = page.continue_token && page.continue_token[0] ? xstrdup(page.continue_token) : NULL;
@@ -337,14 +171,14 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 		reflector_list_page(r);
 		return;
 	}
-	reflector_replace(r);
+	store_replace(&r->store, &r->listing);
 	if (r->stats.lists++ > 0)
 		r->stats.relists++;
 	r->synced = true;
 	r->relist = false;
 	r->backoff_ms = 0;
 	char count[24];
-	snprintf(count, sizeof(count), "%zu", strmap_size(&r->store));
+	snprintf(count, sizeof(count), "%zu", store_size(&r->store));
 	log_info("cache synced", "resource", r->kind->resource, "objects", count);
 	reflector_watch(r);
 }
@@ -375,61 +209,16 @@ static void reflector_list_page(reflector_t *r)
 static int reflector_on_event(const char *line, size_t len, void *data)
 {
 	reflector_t *r = data;
-	char err[256];
-	projection_event_t ev;
-	if (projection_decode_event(line, len, &ev, err, sizeof(err)) != 0) {
-		r->stats.decode_errors++;
-		log_error("cannot decode watch event; listing again", "resource", r->kind->resource, "error", err);
+	char *rv;
+	if (store_apply_event(&r->store, line, len, &rv) == STORE_RELIST) {
 		r->relist = true;
 		return 1;
 	}
-	int stop = 0;
-	switch (ev.type) {
-	case PROJECTION_EVENT_ADDED:
-	case PROJECTION_EVENT_MODIFIED: {
-		void *proj = reflector_decode(r, ev.object);
-		if (proj)
-			reflector_store_put(r, proj);
-		break;
-	}
-	case PROJECTION_EVENT_DELETED: {
-		const cJSON *md = cJSON_GetObjectItemCaseSensitive(ev.object, "metadata");
-		const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
-		if (cJSON_IsString(name)) {
-			char *key = reflector_key(cJSON_IsString(ns) ? ns->valuestring : NULL, name->valuestring);
-			reflector_store_delete(r, key);
-			free(key);
-		} else {
-			r->stats.decode_errors++;
-			log_error("deletion event without a name; listing again", "resource", r->kind->resource);
-			r->relist = true;
-			stop = 1;
-		}
-		break;
-	}
-	case PROJECTION_EVENT_BOOKMARK:
-		break;
-	case PROJECTION_EVENT_ERROR:
-		if (ev.error_code == 410) {
-			log_info("watch resourceVersion expired; listing again", "resource", r->kind->resource,
-				 "message", ev.error_message);
-		} else {
-			log_warn("watch error; listing again", "resource", r->kind->resource, "message",
-				 ev.error_message);
-		}
-		r->relist = true;
-		stop = 1;
-		break;
-	}
-	if (!stop && ev.resource_version) {
+	if (rv) {
 		free(r->rv);
-		r->rv = xstrdup(ev.resource_version);
+		r->rv = rv;
 	}
-	if (!stop && ev.type != PROJECTION_EVENT_BOOKMARK)
-		r->stats.events++;
-	projection_event_free(&ev);
-	return stop;
+	return 0;
 }
 
 static int reflector_on_watch_data(const char *bytes, size_t len, void *data)
@@ -438,7 +227,7 @@ static int reflector_on_watch_data(const char *bytes, size_t len, void *data)
 	uv_timer_again(&r->idle_timer);
 	int rc = watch_framer_feed(&r->framer, bytes, len, reflector_on_event, r);
 	if (rc < 0) {
-		r->stats.decode_errors++;
+		r->store.decode_errors++;
 		log_error("watch event larger than the cap; listing again", "resource", r->kind->resource);
 		r->relist = true;
 	}
@@ -516,8 +305,8 @@ static void reflector_watch(reflector_t *r)
 
 /* ---- public -------------------------------------------------------------- */
 
-int reflector_start(uv_loop_t *loop, kube_http_t *http, const reflector_kind_t *kind,
-		    const reflector_options_t *opt, reflector_change_cb on_change, void *data,
+int reflector_start(uv_loop_t *loop, kube_http_t *http, const store_kind_t *kind,
+		    const reflector_options_t *opt, store_change_cb on_change, void *data,
 		    reflector_t **out)
 {
 	reflector_t *r = xcalloc(1, sizeof(*r));
@@ -536,8 +325,7 @@ int reflector_start(uv_loop_t *loop, kube_http_t *http, const reflector_kind_t *
 		r->opt.backoff_max_ms = 30000;
 	if (r->opt.max_line == 0)
 		r->opt.max_line = 16u * 1024u * 1024u;
-	r->on_change = on_change;
-	r->data = data;
+	store_init(&r->store, kind, on_change, data);
 	r->state = REFLECTOR_LISTING;
 	watch_framer_init(&r->framer, r->opt.max_line);
 	uv_timer_init(loop, &r->backoff_timer);
@@ -574,44 +362,12 @@ reflector_state_t reflector_state(const reflector_t *r)
 	return r->state;
 }
 
-const reflector_kind_t *reflector_kind(const reflector_t *r)
-{
-	return r->kind;
-}
-
 const reflector_stats_t *reflector_stats(const reflector_t *r)
 {
 	return &r->stats;
 }
 
-const void *reflector_get(const reflector_t *r, const char *ns, const char *name)
+const store_t *reflector_store(const reflector_t *r)
 {
-	char *key = reflector_key(ns, name);
-	const void *proj = strmap_get(&r->store, key);
-	free(key);
-	return proj;
-}
-
-size_t reflector_size(const reflector_t *r)
-{
-	return strmap_size(&r->store);
-}
-
-bool reflector_next(const reflector_t *r, size_t *it, const void **proj)
-{
-	void *v;
-	if (!strmap_next(&r->store, it, NULL, &v))
-		return false;
-	*proj = v;
-	return true;
-}
-
-size_t reflector_bytes(const reflector_t *r)
-{
-	size_t n = strmap_bytes(&r->store);
-	size_t it = 0;
-	void *proj;
-	while (strmap_next(&r->store, &it, NULL, &proj))
-		n += r->kind->bytes(proj);
-	return n;
+	return &r->store;
 }

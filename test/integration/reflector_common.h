@@ -32,9 +32,8 @@ static void fixture_observe(const char *method, long status, double seconds, voi
 		f->gets++;
 }
 
-static void fixture_on_change(reflector_t *r, const void *old, const void *new, void *data)
+static void fixture_on_change(const void *old, const void *new, void *data)
 {
-	(void)r;
 	(void)old;
 	(void)new;
 	((fixture_t *)data)->changes++;
@@ -56,7 +55,7 @@ static void fixture_start(fixture_t *f, const char *kubeconfig, const reflector_
 	}
 	kubeconfig_free(&cfg);
 	kube_http_set_observer(f->http, fixture_observe, f);
-	reflector_start(&f->loop, f->http, &reflector_kind_nodes, opt, fixture_on_change, f, &f->nodes);
+	reflector_start(&f->loop, f->http, &store_kind_nodes, opt, fixture_on_change, f, &f->nodes);
 }
 
 static void fixture_stop(fixture_t *f)
@@ -83,10 +82,11 @@ static int fixture_cmp_lines(const void *a, const void *b)
 /* "name=resourceVersion" lines of the cache, sorted, one string. */
 static char *fixture_cache_lines(reflector_t *r)
 {
-	size_t n = reflector_size(r), i = 0, it = 0;
+	const store_t *s = reflector_store(r);
+	size_t n = store_size(s), i = 0, it = 0;
 	char **lines = xcalloc(n ? n : 1, sizeof(char *));
 	const void *proj;
-	while (reflector_next(r, &it, &proj)) {
+	while (store_next(s, &it, &proj)) {
 		const projection_meta_t *m = proj;
 		lines[i++] = xasprintf("%s=%s\n", m->name, m->resource_version);
 	}

@@ -37,9 +37,9 @@ static void test_list_comes_in_pages_and_matches(void **state)
 	assert_true(testenv_run_until(&fx.loop, fixture_synced, &fx, 30000));
 	/* 60 nodes, 25 a page: three LIST requests before the cache is synced. */
 	assert_int_equal(fx.gets, 3);
-	assert_int_equal(reflector_size(fx.nodes), 60);
+	assert_int_equal(store_size(reflector_store(fx.nodes)), 60);
 	assert_int_equal(reflector_stats(fx.nodes)->lists, 1);
-	const projection_node_t *n = reflector_get(fx.nodes, NULL, "node-42");
+	const projection_node_t *n = store_get(reflector_store(fx.nodes), NULL, "node-42");
 	assert_non_null(n);
 	assert_string_equal(n->labels[0].key, "pool");
 	assert_true(fixture_converges(&fx, 10000));
@@ -58,8 +58,8 @@ static void test_watch_survives_apiserver_restart(void **state)
 					     "printf 'apiVersion: v1\\nkind: Node\\nmetadata:\\n  name: node-new\\n' | kubectl create -f - >/dev/null"),
 			 0);
 	assert_true(fixture_converges(&fx, 60000));
-	assert_null(reflector_get(fx.nodes, NULL, "node-02"));
-	assert_non_null(reflector_get(fx.nodes, NULL, "node-new"));
+	assert_null(store_get(reflector_store(fx.nodes), NULL, "node-02"));
+	assert_non_null(store_get(reflector_store(fx.nodes), NULL, "node-new"));
 	assert_true(reflector_stats(fx.nodes)->watch_restarts >= 1);
 	assert_int_equal(reflector_state(fx.nodes), REFLECTOR_WATCHING);
 	fixture_stop(&fx);

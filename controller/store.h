@@ -1,0 +1,85 @@
+/*
+ * The store of one kind of object: projections by "namespace/name", filled
+ * from LIST pages and watch events through the decoders of projection.h.
+ *
+ * This is the decode path every cached object takes, without any I/O: the
+ * reflector feeds it from the API server, the cache benchmark from synthetic
+ * bytes. Every change is reported to on_change after the store holds the new
+ * state and before the old projection is freed, so indexes can follow.
+ */
+#ifndef DRASHIFT_STORE_H
+#define DRASHIFT_STORE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "projection.h"
+#include "strmap.h"
+
+/* What the store needs to know about a kind. Every projection starts with its projection_meta_t. */
+typedef struct {
+	const char *resource; /* "pods": logs and metrics */
+	const char *path;     /* "/api/v1/pods": where the reflector lists and watches it */
+	size_t size;          /* sizeof the projection struct */
+	int (*decode)(const cJSON *obj, void *out, char *err, size_t errlen);
+	void (*release)(void *proj); /* frees what the projection owns, not the struct */
+	size_t (*bytes)(const void *proj);
+} store_kind_t;
+
+extern const store_kind_t store_kind_nodes;
+extern const store_kind_t store_kind_pods;
+extern const store_kind_t store_kind_claims;
+extern const store_kind_t store_kind_slices;
+extern const store_kind_t store_kind_device_classes;
+
+/* old is NULL for an addition, new is NULL for a deletion. */
+typedef void (*store_change_cb)(const void *old, const void *new, void *data);
+
+typedef struct {
+	const store_kind_t *kind;
+	strmap_t map;
+	store_change_cb on_change;
+	void *data;
+	uint64_t events;        /* watch events applied */
+	uint64_t decode_errors; /* objects or events that could not be decoded */
+} store_t;
+
+void store_init(store_t *s, const store_kind_t *kind, store_change_cb on_change, void *data);
+void store_free(store_t *s);
+
+/* The result of applying one watch line. */
+typedef enum {
+	STORE_APPLIED,  /* the store follows the event (or kept its state for an undecodable object) */
+	STORE_RELIST,   /* the watch cannot go on: 410 Gone, an ERROR event, a broken line */
+} store_apply_t;
+
+/*
+ * Apply one line of a watch stream. *rv receives a fresh copy of the event's
+ * resourceVersion when it carries one (the caller frees it), else NULL.
+ */
+store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char **rv);
+
+/*
+ * A LIST in progress. Items are added page by page; store_replace() then
+ * makes the store equal to it: objects missing from the list were deleted
+ * while nobody watched, unchanged ones (same resourceVersion) stay silently,
+ * and objects that could not be decoded keep what the store had.
+ */
+typedef struct {
+	strmap_t items;
+} store_listing_t;
+
+void store_listing_add(store_t *s, store_listing_t *l, const cJSON *obj);
+void store_listing_discard(store_t *s, store_listing_t *l);
+void store_replace(store_t *s, store_listing_t *l);
+
+/* Look up by namespace (NULL for cluster-scoped) and name. */
+const void *store_get(const store_t *s, const char *ns, const char *name);
+size_t store_size(const store_t *s);
+bool store_next(const store_t *s, size_t *it, const void **proj);
+/* Bytes held: projections, keys and table. */
+size_t store_bytes(const store_t *s);
+
+#endif
