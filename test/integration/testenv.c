@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "xalloc.h"
 
@@ -76,13 +77,34 @@ static char *testenv_command(testenv_t *env, const char *fmt, va_list ap)
 	return cmd;
 }
 
+/*
+ * Run cmd under bash (not /bin/sh: tests use bash features), stdout to
+ * out_fd when it is not -1. Returns the exit status.
+ */
+static int testenv_bash(const char *cmd, int out_fd)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (out_fd >= 0)
+			dup2(out_fd, 1);
+		execlp("bash", "bash", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		;
+	return testenv_status(status);
+}
+
 int testenv_sh(testenv_t *env, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *cmd = testenv_command(env, fmt, ap);
 	va_end(ap);
-	int rc = testenv_status(system(cmd));
+	int rc = testenv_bash(cmd, -1);
 	free(cmd);
 	return rc;
 }
@@ -93,19 +115,24 @@ int testenv_sh_output(testenv_t *env, char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *cmd = testenv_command(env, fmt, ap);
 	va_end(ap);
-	FILE *p = popen(cmd, "r");
+	FILE *tmp = tmpfile();
+	int rc = tmp ? testenv_bash(cmd, fileno(tmp)) : -1;
 	free(cmd);
 	size_t len = 0, cap = 4096;
 	char *buf = xmalloc(cap);
 	size_t n;
-	while (p && (n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (cap - len < 2)
-			buf = xrealloc(buf, cap *= 2);
+	if (tmp) {
+		rewind(tmp);
+		while ((n = fread(buf + len, 1, cap - len - 1, tmp)) > 0) {
+			len += n;
+			if (cap - len < 2)
+				buf = xrealloc(buf, cap *= 2);
+		}
+		fclose(tmp);
 	}
 	buf[len] = '\0';
 	*out = buf;
-	return p ? testenv_status(pclose(p)) : -1;
+	return rc;
 }
 
 static void testenv_tick(uv_timer_t *t)
