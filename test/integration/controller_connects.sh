@@ -8,7 +8,7 @@ version=$(kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/
 [ -n "$version" ] || fail "kubectl reported no server version"
 
 # 1. Token, CA inline (the kubeconfig testenv writes).
-out=$("$CONTROLLER" --kubeconfig "$KUBECONFIG" 2>"$TEST_DIR/err") || fail "token kubeconfig: $(cat "$TEST_DIR/err")"
+out=$("$CONTROLLER" --check --kubeconfig "$KUBECONFIG" 2>"$TEST_DIR/err") || fail "token kubeconfig: $(cat "$TEST_DIR/err")"
 expect_contains "$out" "Kubernetes $version" "version printed with a token kubeconfig"
 
 # 2. Client certificate and key as files with relative paths, found through $KUBECONFIG.
@@ -30,22 +30,22 @@ contexts:
   context: {cluster: c, user: u}
 current-context: cert
 EOF_KC
-out=$(cd / && KUBECONFIG="$TEST_DIR/missing.yaml:$TEST_DIR/cert/config" "$CONTROLLER" 2>"$TEST_DIR/err") ||
+out=$(cd / && KUBECONFIG="$TEST_DIR/missing.yaml:$TEST_DIR/cert/config" "$CONTROLLER" --check 2>"$TEST_DIR/err") ||
 	fail "client-certificate kubeconfig: $(cat "$TEST_DIR/err")"
 expect_contains "$out" "Kubernetes $version" "version printed with a client certificate"
 
 # 3. A wrong token: the API's own reason reaches the log, exit status 1.
 sed 's/token: .*/token: not-a-valid-token/' "$KUBECONFIG" >"$TEST_DIR/bad-token"
-if "$CONTROLLER" --kubeconfig "$TEST_DIR/bad-token" >/dev/null 2>"$TEST_DIR/err"; then fail "a wrong token was accepted"; fi
+if "$CONTROLLER" --check --kubeconfig "$TEST_DIR/bad-token" >/dev/null 2>"$TEST_DIR/err"; then fail "a wrong token was accepted"; fi
 expect_contains "$(cat "$TEST_DIR/err")" 'error=Unauthorized' "log line for a wrong token"
 
 # 4. A CA that did not sign the server's certificate is refused, not trusted.
 sed "s|certificate-authority: certs/ca.crt|certificate-authority: certs/admin.crt|" "$TEST_DIR/cert/config" >"$TEST_DIR/cert/wrong-ca"
-if "$CONTROLLER" --kubeconfig "$TEST_DIR/cert/wrong-ca" >/dev/null 2>"$TEST_DIR/err"; then fail "a server certificate not signed by the CA was trusted"; fi
+if "$CONTROLLER" --check --kubeconfig "$TEST_DIR/cert/wrong-ca" >/dev/null 2>"$TEST_DIR/err"; then fail "a server certificate not signed by the CA was trusted"; fi
 expect_contains "$(cat "$TEST_DIR/err")" 'msg="cannot reach the API server"' "log line for an untrusted server"
 
 # 5. A context that does not exist: one line naming the file and the context.
-if "$CONTROLLER" --kubeconfig "$KUBECONFIG" --context nope >/dev/null 2>"$TEST_DIR/err"; then fail "an absent context was accepted"; fi
+if "$CONTROLLER" --check --kubeconfig "$KUBECONFIG" --context nope >/dev/null 2>"$TEST_DIR/err"; then fail "an absent context was accepted"; fi
 expect_contains "$(cat "$TEST_DIR/err")" "$KUBECONFIG" "error for an absent context names the file"
 expect_contains "$(cat "$TEST_DIR/err")" '\"nope\"' "error for an absent context names the context"
 expect_eq "$(wc -l <"$TEST_DIR/err")" 1 "lines logged for an absent context"
@@ -53,7 +53,7 @@ expect_eq "$(wc -l <"$TEST_DIR/err")" 1 "lines logged for an absent context"
 # 6. The API server gone: a clear error within the deadline, no hang.
 "$TESTENV" stop "$TEST_DIR/cluster" kube-apiserver
 start=$SECONDS
-if "$CONTROLLER" --kubeconfig "$KUBECONFIG" --timeout 5 >/dev/null 2>"$TEST_DIR/err"; then fail "connected to a stopped API server"; fi
+if "$CONTROLLER" --check --kubeconfig "$KUBECONFIG" --timeout 5s >/dev/null 2>"$TEST_DIR/err"; then fail "connected to a stopped API server"; fi
 expect_contains "$(cat "$TEST_DIR/err")" 'msg="cannot reach the API server"' "log line for a stopped API server"
 [ $((SECONDS - start)) -le 10 ] || fail "took $((SECONDS - start)) s to give up on a stopped API server"
 log "PASS"
