@@ -254,7 +254,8 @@ static void on_released(void *data)
 }
 
 /* Start candidate c; through the relay when via_relay. */
-static void candidate_start(world_t *w, candidate_t *c, const char *identity, const char *lease, bool via_relay)
+static void candidate_start(world_t *w, candidate_t *c, const char *identity, const char *lease,
+			    bool via_relay)
 {
 	char err[512];
 	kubeconfig_t cfg;
@@ -562,8 +563,10 @@ static void test_bad_options_are_refused(void **state)
 	uv_loop_init(&loop);
 	leader_t *l = NULL;
 	leader_options_t bad[] = {
-		{ .namespace = "default", .name = "x", .identity = "a", .lease_duration_ms = 2000, .renew_deadline_ms = 2000 },
-		{ .namespace = "default", .name = "x", .identity = "a", .renew_deadline_ms = 3000, .retry_period_ms = 3000 },
+		{ .namespace = "default", .name = "x", .identity = "a", .lease_duration_ms = 2000,
+		  .renew_deadline_ms = 2000 },
+		{ .namespace = "default", .name = "x", .identity = "a", .renew_deadline_ms = 3000,
+		  .retry_period_ms = 3000 },
 		{ .namespace = "default", .name = "x", .identity = "" },
 		{ .namespace = "default", .name = "../x", .identity = "a" },
 		{ .namespace = NULL, .name = "x", .identity = "a" },
