@@ -411,9 +411,13 @@ static size_t kube_http_on_header(char *line, size_t size, size_t nitems, void *
 
 /* ---- public API ---------------------------------------------------------- */
 
+/*
+ * libcurl allocates through drashift's wrappers, so running out of memory
+ * ends the process in one place (xalloc.c) whoever asked for the memory.
+ */
 static void kube_http_global_init(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	curl_global_init_mem(CURL_GLOBAL_DEFAULT, xmalloc, free, xrealloc, xstrdup, xcalloc);
 }
 
 int kube_http_init(uv_loop_t *loop, const kubeconfig_t *cfg, kube_http_t **out, char *err,

@@ -240,6 +240,12 @@ uint64_t leader_observed_time(const leader_record_t *prev, uint64_t prev_observe
 
 /* ---- the decision -------------------------------------------------------- */
 
+/* How long a record holds after it was seen to change: the holder's duration, else ours. */
+static uint64_t leader_record_duration_ms(const leader_record_t *rec, uint64_t fallback_ms)
+{
+	return rec->lease_duration_s > 0 ? (uint64_t)rec->lease_duration_s * 1000u : fallback_ms;
+}
+
 const char *leader_action_name(leader_action_t a)
 {
 	static const char *const names[] = { "create", "acquire", "renew", "wait", "lose" };
@@ -271,16 +277,20 @@ leader_action_t leader_decide(const leader_situation_t *s)
 		return LEADER_CREATE;
 	if (holder[0] == '\0' || ours)
 		return LEADER_ACQUIRE;
-	uint64_t duration = rec->lease_duration_s > 0 ? (uint64_t)rec->lease_duration_s * 1000u
-						      : s->lease_duration_ms;
-	if (s->observed_ms + duration > s->now_ms)
+	if (s->observed_ms + leader_record_duration_ms(rec, s->lease_duration_ms) > s->now_ms)
 		return LEADER_WAIT;
 	return LEADER_ACQUIRE;
 }
 
 /* ---- the elector --------------------------------------------------------- */
 
-typedef enum { LEADER_OP_NONE, LEADER_OP_READ, LEADER_OP_CREATE, LEADER_OP_UPDATE, LEADER_OP_RELEASE } leader_op_t;
+typedef enum {
+	LEADER_OP_NONE,
+	LEADER_OP_READ,
+	LEADER_OP_CREATE,
+	LEADER_OP_UPDATE,
+	LEADER_OP_RELEASE,
+} leader_op_t;
 
 struct leader {
 	uv_loop_t *loop;
@@ -320,6 +330,7 @@ struct leader {
 
 static void leader_read(leader_t *l);
 static void leader_release_send(leader_t *l);
+static void leader_release_finish(leader_t *l, const char *why);
 
 static const char *leader_op_name(leader_op_t op)
 {
@@ -412,12 +423,21 @@ static void leader_on_deadline(uv_timer_t *t)
 	leader_check_deadline(t->data);
 }
 
-static void leader_note_failure(leader_t *l, const char *what, const char *error)
+/*
+ * A request failed or could not start: a first answer that fails still ends
+ * Starting, a leader past its deadline stops, everyone tries again later. Only
+ * the first failure in a row is a warning: an outage is one line, not one a try.
+ */
+static void leader_failed(leader_t *l, const char *what, const char *error)
 {
 	if (l->failures++ == 0)
 		log_warn("lease request failed", "request", what, "lease", l->lease_key, "error", error);
 	else
 		log_debug("lease request failed", "request", what, "lease", l->lease_key, "error", error);
+	if (l->state == LEADER_STARTING)
+		leader_set_state(l, LEADER_STANDBY, "cannot reach the lease");
+	if (!leader_check_deadline(l))
+		leader_schedule(l, leader_retry_delay(l));
 }
 
 static void leader_note_success(leader_t *l)
@@ -550,14 +570,13 @@ static void leader_write(leader_t *l, leader_op_t op)
 	if (rc != 0) {
 		l->call = NULL;
 		l->op = LEADER_OP_NONE;
-		leader_note_failure(l, leader_op_name(op), "cannot start the request");
 		if (op == LEADER_OP_RELEASE) {
-			leader_release_send(l); /* nothing in flight: finishes the release */
+			log_warn("could not release the lease; it expires on its own", "lease", l->lease_key,
+				 "error", "cannot start the request");
+			leader_release_finish(l, "release failed");
 			return;
 		}
-		if (l->state == LEADER_STARTING)
-			leader_set_state(l, LEADER_STANDBY, "cannot write the lease");
-		leader_schedule(l, leader_retry_delay(l));
+		leader_failed(l, leader_op_name(op), "cannot start the request");
 	}
 }
 
@@ -588,9 +607,8 @@ static void leader_act(leader_t *l)
 	case LEADER_WAIT: {
 		leader_set_state(l, LEADER_STANDBY, "lease held by another");
 		/* Try again at the retry period, or the moment the lease expires if sooner. */
-		uint64_t duration = l->record.lease_duration_s > 0 ? (uint64_t)l->record.lease_duration_s * 1000u
-								   : l->opt.lease_duration_ms;
-		uint64_t expires_in = l->observed_ms + duration - now;
+		uint64_t expires_in =
+			l->observed_ms + leader_record_duration_ms(&l->record, l->opt.lease_duration_ms) - now;
 		uint64_t delay = leader_retry_delay(l);
 		leader_schedule(l, expires_in < delay ? expires_in : delay);
 		break;
@@ -598,10 +616,12 @@ static void leader_act(leader_t *l)
 	case LEADER_LOSE:
 		if (now >= l->last_renew_ms + l->opt.renew_deadline_ms)
 			leader_check_deadline(l);
+		else if (!l->record.present)
+			leader_lose(l, "lease deleted by another");
+		else if (l->record.holder[0] == '\0')
+			leader_lose(l, "lease cleared by another");
 		else
-			leader_lose(l, !l->record.present		  ? "lease deleted by another"
-				       : l->record.holder[0] == '\0' ? "lease cleared by another"
-								      : "lease taken by another");
+			leader_lose(l, "lease taken by another");
 		break;
 	}
 }
@@ -617,22 +637,14 @@ static void leader_on_read(leader_t *l, const kube_http_response_t *resp)
 		return;
 	}
 	if (resp->error != NULL) {
-		leader_note_failure(l, "read", resp->error);
-		if (l->state == LEADER_STARTING)
-			leader_set_state(l, LEADER_STANDBY, "cannot read the lease");
-		if (!leader_check_deadline(l))
-			leader_schedule(l, leader_retry_delay(l));
+		leader_failed(l, "read", resp->error);
 		return;
 	}
 	cJSON *obj = cJSON_ParseWithLength(resp->body, resp->body_len);
 	leader_record_t rec;
 	if (leader_record_from_json(obj, &rec, err, sizeof(err)) != 0) {
 		cJSON_Delete(obj);
-		leader_note_failure(l, "read", err);
-		if (l->state == LEADER_STARTING)
-			leader_set_state(l, LEADER_STANDBY, "cannot decode the lease");
-		if (!leader_check_deadline(l))
-			leader_schedule(l, leader_retry_delay(l));
+		leader_failed(l, "read", err);
 		return;
 	}
 	leader_note_success(l);
@@ -663,12 +675,7 @@ static void leader_on_written(leader_t *l, const kube_http_response_t *resp, lea
 		}
 	}
 	if (obj == NULL) {
-		leader_note_failure(l, leader_op_name(op),
-				    resp->error ? resp->error : err);
-		if (l->state == LEADER_STARTING)
-			leader_set_state(l, LEADER_STANDBY, "cannot write the lease");
-		if (!leader_check_deadline(l))
-			leader_schedule(l, leader_retry_delay(l));
+		leader_failed(l, leader_op_name(op), resp->error ? resp->error : err);
 		return;
 	}
 	leader_note_success(l);
@@ -676,15 +683,11 @@ static void leader_on_written(leader_t *l, const kube_http_response_t *resp, lea
 	l->last_renew_ms = l->sent_ms;
 	uint64_t now = leader_now(l);
 	uint64_t deadline = l->last_renew_ms + l->opt.renew_deadline_ms;
-	if (l->state == LEADER_LEADING) {
-		uv_timer_start(&l->deadline_timer, leader_on_deadline, deadline > now ? deadline - now : 0, 0);
-		leader_schedule(l, leader_retry_delay(l));
-		return;
-	}
+	bool started = l->state != LEADER_LEADING;
 	leader_set_state(l, LEADER_LEADING, op == LEADER_OP_CREATE ? "created the lease" : "acquired the lease");
 	uv_timer_start(&l->deadline_timer, leader_on_deadline, deadline > now ? deadline - now : 0, 0);
 	leader_schedule(l, leader_retry_delay(l));
-	if (l->opt.on_started_leading)
+	if (started && l->opt.on_started_leading)
 		l->opt.on_started_leading(l->opt.data); /* last: it may release or stop us */
 }
 
@@ -701,11 +704,7 @@ static void leader_read(leader_t *l)
 	if (kube_http_request(l->http, &req, leader_on_response, l, &l->call) != 0) {
 		l->call = NULL;
 		l->op = LEADER_OP_NONE;
-		leader_note_failure(l, "read", "cannot start the request");
-		if (l->state == LEADER_STARTING)
-			leader_set_state(l, LEADER_STANDBY, "cannot read the lease");
-		if (!leader_check_deadline(l))
-			leader_schedule(l, leader_retry_delay(l));
+		leader_failed(l, "read", "cannot start the request");
 	}
 }
 

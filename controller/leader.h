@@ -10,12 +10,16 @@
  * that was read, so of two candidates racing for an expired Lease exactly one
  * wins (the other gets 409 Conflict and reads again).
  *
- * The leader renews every retry_period. If no renewal has succeeded for
- * renew_deadline it stops leading at once; and leader_is_leader() turns false
- * by itself once lease_duration has passed since the last successful renewal
- * was sent, even if the loop was too busy to notice the deadline or a renewal
- * is still in flight. Because renew_deadline < lease_duration, a leader always
- * stops before another candidate may start: losing the lease stops all writes.
+ * Candidates read every retry_period, less up to a tenth at random (never
+ * later, so a standby sees a change within one period), and exactly when the
+ * lease they wait for expires. The leader renews every retry_period by writing
+ * back the object it wrote last; a 409 makes it read first and decide again.
+ * If no renewal has succeeded for renew_deadline it stops leading at once;
+ * and leader_is_leader() turns false by itself once lease_duration has passed
+ * since the last successful renewal was sent, even if the loop was too busy to
+ * notice the deadline or a renewal is still in flight. Because renew_deadline
+ * < lease_duration, a leader always stops before another candidate may start:
+ * losing the lease stops all writes.
  *
  * While leading, seeing the Lease held by anyone else (someone overwrote it)
  * or deleted also stops leadership at once: we lead only while the Lease says

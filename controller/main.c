@@ -278,6 +278,9 @@ int main(int argc, char **argv)
 	int rc = main_parse_args(argc, argv, &opt);
 	if (rc >= 0)
 		return rc;
+	/* cJSON allocates through xmalloc too: out of memory ends in xalloc.c, never in a NULL. */
+	cJSON_Hooks hooks = { .malloc_fn = xmalloc, .free_fn = free };
+	cJSON_InitHooks(&hooks);
 	if (opt.manager.lease_namespace == NULL)
 		opt.manager.lease_namespace = getenv("POD_NAMESPACE") ? getenv("POD_NAMESPACE") : "drashift-system";
 	char *identity = NULL;

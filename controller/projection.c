@@ -1633,8 +1633,10 @@ int projection_decode_list(const char *body, size_t len, projection_list_t *out,
 		out->items = cJSON_DetachItemViaPointer(root, (cJSON *)items);
 	} else {
 		out->items = cJSON_CreateArray();
-		if (out->items == NULL)
-			abort(); /* cJSON's allocator failed: the same policy as xmalloc */
+		if (out->items == NULL) {
+			snprintf(err, errlen, "items: out of memory");
+			goto fail;
+		}
 	}
 	cJSON_Delete(root);
 	return 0;

@@ -1,6 +1,7 @@
 /*
  * A watch resumed from a resourceVersion the server has compacted away
- * recovers by listing again, and ends equal to a fresh LIST.
+ * recovers by listing again, and ends equal to a fresh LIST; a connection
+ * that goes silent is noticed by the idle timeout.
  *
  * The operator reaches the API server through a TCP relay (socat) that the
  * test cuts, as a network partition would, while kubectl (direct) keeps
@@ -87,10 +88,39 @@ static void test_compacted_resource_version_relists(void **state)
 	fixture_stop(&fx);
 }
 
+static bool watch_restarted(void *data)
+{
+	const uint64_t *before = data;
+	return reflector_stats(fx.nodes)->watch_restarts > *before;
+}
+
+/*
+ * A connection that dies silently (a frozen relay: no RST, no FIN) is noticed
+ * by the client-side idle timeout, not after the kernel's TCP timeouts.
+ */
+static void test_silent_connection_is_noticed(void **state)
+{
+	(void)state;
+	reflector_options_t opt = { .idle_timeout_ms = 2000, .backoff_min_ms = 200, .backoff_max_ms = 1000 };
+	fixture_start(&fx, relay_kubeconfig, &opt);
+	assert_true(testenv_run_until(&fx.loop, fixture_synced, &fx, 30000));
+	uint64_t before = reflector_stats(fx.nodes)->watch_restarts;
+
+	assert_int_equal(testenv_sh(&fx.env, "kill -STOP -- -$(cat '%s/relay.pid')", fx.env.dir), 0);
+	assert_int_equal(testenv_sh(&fx.env, "kubectl label node node-05 frozen=during >/dev/null"), 0);
+	/* Well before any TCP timeout, the watch is abandoned and retried. */
+	bool noticed = testenv_run_until(&fx.loop, watch_restarted, &before, 8000);
+	assert_int_equal(testenv_sh(&fx.env, "kill -CONT -- -$(cat '%s/relay.pid')", fx.env.dir), 0);
+	assert_true(noticed);
+	assert_true(fixture_converges(&fx, 60000));
+	fixture_stop(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compacted_resource_version_relists),
+		cmocka_unit_test(test_silent_connection_is_noticed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,141 @@
+/*
+ * Allocation-failure sweep ("torture" testing, as curl does): decode every
+ * fixture while the N-th allocation made by the JSON parser fails, for every
+ * N until a run passes without a failure. Each run must end in a clean
+ * success or a clean error, with every parser allocation given back.
+ *
+ * Scope: the parser's allocations (cJSON, through its hooks) are the ones a
+ * decoder must survive. drashift's own allocations go through xmalloc, which
+ * aborts by design (STYLE.md: the pod restarts) and is not swept; leaks of
+ * those show under ASan and valgrind, which run this suite too.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "projection.h"
+#include "store.h"
+#include "xalloc.h"
+
+static long alloc_count, alloc_fail_at, alloc_live;
+
+static void *sweep_malloc(size_t size)
+{
+	if (++alloc_count == alloc_fail_at)
+		return NULL;
+	void *p = malloc(size);
+	if (p)
+		alloc_live++;
+	return p;
+}
+
+static void sweep_free(void *p)
+{
+	if (p)
+		alloc_live--;
+	free(p);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = xmalloc((size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Decode one document with every decoder that could apply; returns how many succeeded. */
+static int decode_all(const char *buf, size_t len)
+{
+	char err[256];
+	int ok = 0;
+	projection_event_t ev;
+	if (projection_decode_event(buf, len, &ev, err, sizeof(err)) == 0) {
+		ok++;
+		projection_event_free(&ev);
+	}
+	projection_list_t list;
+	if (projection_decode_list(buf, len, &list, err, sizeof(err)) == 0) {
+		ok++;
+		projection_list_free(&list);
+	}
+	cJSON *obj = cJSON_ParseWithLength(buf, len);
+	if (obj != NULL) {
+		const store_kind_t *kinds[] = { &store_kind_nodes, &store_kind_pods, &store_kind_claims,
+						&store_kind_slices, &store_kind_device_classes };
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			void *proj = xcalloc(1, kinds[k]->size);
+			if (kinds[k]->decode(obj, proj, err, sizeof(err)) == 0) {
+				ok++;
+				kinds[k]->release(proj);
+			}
+			free(proj);
+		}
+		cJSON_Delete(obj);
+	}
+	return ok;
+}
+
+static void test_every_parser_allocation_may_fail(void **state)
+{
+	(void)state;
+	cJSON_Hooks hooks = { .malloc_fn = sweep_malloc, .free_fn = sweep_free };
+	cJSON_InitHooks(&hooks);
+	DIR *d = opendir(FIXTURES "/objects");
+	assert_non_null(d);
+	struct dirent *e;
+	int files = 0;
+	long runs = 0;
+	while ((e = readdir(d)) != NULL) {
+		if (strstr(e->d_name, ".json") == NULL)
+			continue;
+		char path[512];
+		snprintf(path, sizeof(path), "%s/objects/%s", FIXTURES, e->d_name);
+		size_t len;
+		char *buf = read_file(path, &len);
+
+		alloc_fail_at = 0;
+		alloc_count = 0;
+		int expected = decode_all(buf, len);
+		long needed = alloc_count;
+		assert_true(expected > 0);
+		assert_int_equal(alloc_live, 0);
+
+		for (alloc_fail_at = 1; alloc_fail_at <= needed; alloc_fail_at++) {
+			alloc_count = 0;
+			int ok = decode_all(buf, len);
+			assert_true(ok <= expected);
+			if (alloc_live != 0)
+				fail_msg("%s: %ld parser allocations leaked when allocation %ld failed", e->d_name,
+					 alloc_live, alloc_fail_at);
+			runs++;
+		}
+		free(buf);
+		files++;
+	}
+	closedir(d);
+	cJSON_InitHooks(NULL);
+	assert_true(files >= 10);
+	print_message("swept %d fixtures, %ld failing runs\n", files, runs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_parser_allocation_may_fail),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
