@@ -1,0 +1,536 @@
+#include "handover.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xalloc.h"
+
+static const char *const handover_step_names[HANDOVER_STEPS] = {
+	[HANDOVER_LEGACY] = "legacy",
+	[HANDOVER_DRAINING] = "draining",
+	[HANDOVER_PLUGIN_OFF] = "plugin-off",
+	[HANDOVER_DRIVER_ON] = "driver-on",
+	[HANDOVER_VERIFIED] = "verified",
+	[HANDOVER_DRA] = "dra",
+	[HANDOVER_DRAINING_DRA] = "draining-dra",
+	[HANDOVER_DRIVER_OFF] = "driver-off",
+	[HANDOVER_PLUGIN_ON] = "plugin-on",
+	[HANDOVER_VERIFIED_LEGACY] = "verified-legacy",
+	[HANDOVER_FAILED] = "failed",
+};
+
+const char *handover_step_name(handover_step_t step)
+{
+	return step < HANDOVER_STEPS ? handover_step_names[step] : "unknown";
+}
+
+int handover_step_parse(const char *name)
+{
+	for (int i = 0; i < HANDOVER_STEPS; i++)
+		if (strcmp(name, handover_step_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+bool handover_step_unavailable(handover_step_t step)
+{
+	return step != HANDOVER_LEGACY && step != HANDOVER_DRA;
+}
+
+/* ---- reading the record -------------------------------------------------- */
+
+static const char *handover_annotation(const projection_node_t *node, const char *key)
+{
+	for (size_t i = 0; i < node->n_annotations; i++)
+		if (strcmp(node->annotations[i].key, key) == 0)
+			return node->annotations[i].value;
+	return NULL;
+}
+
+static const char *handover_label(const projection_node_t *node, const char *key)
+{
+	for (size_t i = 0; i < node->n_labels; i++)
+		if (strcmp(node->labels[i].key, key) == 0)
+			return node->labels[i].value;
+	return NULL;
+}
+
+/* RFC 3339 UTC ("2026-11-29T19:14:27Z") to ms since the epoch; -1 when malformed. */
+static int64_t handover_parse_time(const char *s)
+{
+	struct tm tm = { 0 };
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (end == NULL || *end != '\0')
+		return -1;
+	return (int64_t)timegm(&tm) * 1000;
+}
+
+static void handover_format_time(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void handover_read(const plan_t *plan, const projection_node_t *node, handover_state_t *out)
+{
+	*out = (handover_state_t){ .legacy_devices = -1 };
+	const char *plugin = handover_label(node, plan->device_plugin_label.key);
+	const char *dra = handover_label(node, plan->dra_label.key);
+	out->plugin_enabled = plugin && strcmp(plugin, plan->device_plugin_label.enabled) == 0;
+	out->dra_enabled = dra && strcmp(dra, plan->dra_label.enabled) == 0;
+	out->plan = handover_annotation(node, HANDOVER_ANN_PLAN);
+
+	const char *step = handover_annotation(node, HANDOVER_ANN_STEP);
+	if (step == NULL) {
+		/* No handover recorded: whoever the labels name owns the node. */
+		out->step = out->dra_enabled && !out->plugin_enabled ? HANDOVER_DRA : HANDOVER_LEGACY;
+		out->direction = out->step == HANDOVER_DRA ? HANDOVER_TO_DRA : HANDOVER_TO_LEGACY;
+		return;
+	}
+	int parsed = handover_step_parse(step);
+	const char *direction = handover_annotation(node, HANDOVER_ANN_DIRECTION);
+	const char *since = handover_annotation(node, HANDOVER_ANN_SINCE);
+	const char *cordoned = handover_annotation(node, HANDOVER_ANN_CORDONED);
+	const char *devices = handover_annotation(node, HANDOVER_ANN_LEGACY_DEVICES);
+	out->failure = handover_annotation(node, HANDOVER_ANN_FAILURE);
+	if (parsed < 0 || direction == NULL || since == NULL ||
+	    (strcmp(direction, "ToDRA") != 0 && strcmp(direction, "ToLegacy") != 0)) {
+		out->bad_record = true;
+		return;
+	}
+	out->step = (handover_step_t)parsed;
+	out->direction = strcmp(direction, "ToDRA") == 0 ? HANDOVER_TO_DRA : HANDOVER_TO_LEGACY;
+	out->since_ms = handover_parse_time(since);
+	if (out->since_ms < 0)
+		out->bad_record = true;
+	out->cordoned_by_us = cordoned && strcmp(cordoned, "true") == 0;
+	if (devices) {
+		char *end;
+		errno = 0;
+		long long n = strtoll(devices, &end, 10);
+		if (errno != 0 || *end != '\0' || end == devices || n < 0)
+			out->bad_record = true;
+		else
+			out->legacy_devices = n;
+	}
+}
+
+/* ---- building decisions -------------------------------------------------- */
+
+typedef struct {
+	cJSON *root, *labels, *annotations, *spec;
+} handover_patch_t;
+
+static void handover_patch_init(handover_patch_t *p)
+{
+	p->root = cJSON_CreateObject();
+	cJSON *md = cJSON_AddObjectToObject(p->root, "metadata");
+	p->labels = cJSON_AddObjectToObject(md, "labels");
+	p->annotations = cJSON_AddObjectToObject(md, "annotations");
+	p->spec = NULL;
+}
+
+static void handover_patch_annotation(handover_patch_t *p, const char *key, const char *value)
+{
+	if (value)
+		cJSON_AddStringToObject(p->annotations, key, value);
+	else
+		cJSON_AddNullToObject(p->annotations, key);
+}
+
+static void handover_patch_step(handover_patch_t *p, handover_step_t step, int64_t now_ms)
+{
+	char since[32];
+	handover_format_time(now_ms, since, sizeof(since));
+	handover_patch_annotation(p, HANDOVER_ANN_STEP, handover_step_name(step));
+	handover_patch_annotation(p, HANDOVER_ANN_SINCE, since);
+}
+
+static void handover_patch_unschedulable(handover_patch_t *p, bool value)
+{
+	if (p->spec == NULL)
+		p->spec = cJSON_AddObjectToObject(p->root, "spec");
+	cJSON_AddBoolToObject(p->spec, "unschedulable", value);
+}
+
+static void handover_patch_label(handover_patch_t *p, const plan_label_t *label, bool enabled)
+{
+	cJSON_AddStringToObject(p->labels, label->key, enabled ? label->enabled : label->disabled);
+}
+
+static void handover_emit(handover_decision_t *d, handover_patch_t *p, handover_step_t from, handover_step_t to,
+			  const char *reason, bool warning, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static void handover_emit(handover_decision_t *d, handover_patch_t *p, handover_step_t from, handover_step_t to,
+			  const char *reason, bool warning, const char *fmt, ...)
+{
+	if (cJSON_GetArraySize(p->labels) == 0)
+		cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(p->root, "metadata"), "labels");
+	d->act = HANDOVER_ACT_PATCH;
+	d->patch = cJSON_PrintUnformatted(p->root);
+	cJSON_Delete(p->root);
+	d->from = from;
+	d->to = to;
+	d->reason = reason;
+	d->warning = warning;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&d->message, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+}
+
+static void handover_refuse(handover_decision_t *d, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void handover_refuse(handover_decision_t *d, const char *reason, const char *fmt, ...)
+{
+	d->act = HANDOVER_ACT_REFUSE;
+	d->reason = reason;
+	d->warning = true;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&d->message, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+}
+
+/* Move to step, keeping the direction; optionally change ownership labels in the same patch. */
+static void handover_advance(const handover_input_t *in, handover_decision_t *d, handover_step_t to,
+			     int plugin, int dra, const char *reason, const char *why)
+{
+	handover_patch_t p;
+	handover_patch_init(&p);
+	handover_patch_step(&p, to, in->now_ms);
+	if (plugin >= 0)
+		handover_patch_label(&p, &in->plan->device_plugin_label, plugin);
+	if (dra >= 0)
+		handover_patch_label(&p, &in->plan->dra_label, dra);
+	handover_emit(d, &p, in->state->step, to, reason, false, "%s", why);
+}
+
+/*
+ * Begin a handover from a settled state (legacy or dra): cordon, and record
+ * whether the cordon is ours (invariant 4) and, towards DRA, how many devices
+ * the plugin advertised (the count the DRA side must match).
+ */
+static void handover_begin(const handover_input_t *in, handover_decision_t *d, handover_direction_t dir)
+{
+	handover_patch_t p;
+	handover_patch_init(&p);
+	handover_step_t to = dir == HANDOVER_TO_DRA ? HANDOVER_DRAINING : HANDOVER_DRAINING_DRA;
+	handover_patch_annotation(&p, HANDOVER_ANN_PLAN, in->plan->name);
+	handover_patch_annotation(&p, HANDOVER_ANN_DIRECTION, dir == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
+	handover_patch_step(&p, to, in->now_ms);
+	handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, in->node->unschedulable ? "false" : "true");
+	handover_patch_annotation(&p, HANDOVER_ANN_FAILURE, NULL);
+	if (dir == HANDOVER_TO_DRA) {
+		char devices[24];
+		int64_t n = in->ads->allocatable_known ? in->ads->allocatable : in->ads->capacity;
+		snprintf(devices, sizeof(devices), "%lld", (long long)n);
+		handover_patch_annotation(&p, HANDOVER_ANN_LEGACY_DEVICES, devices);
+	}
+	if (!in->node->unschedulable)
+		handover_patch_unschedulable(&p, true);
+	handover_emit(d, &p, in->state->step, to, dir == HANDOVER_TO_DRA ? "HandoverStarted" : "RollbackStarted",
+		      false, "%s: cordoned%s; waiting for %s", in->node->meta.name,
+		      in->node->unschedulable ? " (already unschedulable, left so)" : "",
+		      dir == HANDOVER_TO_DRA ? "pods using the extended resource to finish"
+					     : "pods holding DRA claims on the node to finish");
+}
+
+/* Switch direction mid-way, keeping the cordon and the record of who cordoned. */
+static void handover_turn(const handover_input_t *in, handover_decision_t *d, handover_step_t to,
+			  handover_direction_t dir, int plugin, int dra, const char *why)
+{
+	handover_patch_t p;
+	handover_patch_init(&p);
+	handover_patch_annotation(&p, HANDOVER_ANN_DIRECTION, dir == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
+	handover_patch_step(&p, to, in->now_ms);
+	if (plugin >= 0)
+		handover_patch_label(&p, &in->plan->device_plugin_label, plugin);
+	if (dra >= 0)
+		handover_patch_label(&p, &in->plan->dra_label, dra);
+	handover_emit(d, &p, in->state->step, to, dir == HANDOVER_TO_DRA ? "HandoverResumed" : "RollbackStarted",
+		      false, "%s", why);
+}
+
+/* The end of a handover: uncordon only a cordon that was ours (invariant 4). */
+static void handover_finish(const handover_input_t *in, handover_decision_t *d, handover_step_t to)
+{
+	handover_patch_t p;
+	handover_patch_init(&p);
+	if (in->state->cordoned_by_us)
+		handover_patch_unschedulable(&p, false);
+	if (to == HANDOVER_LEGACY) {
+		/* Back where it started: leave no trace but the labels it found. */
+		const char *keys[] = { HANDOVER_ANN_PLAN, HANDOVER_ANN_DIRECTION, HANDOVER_ANN_STEP,
+				       HANDOVER_ANN_SINCE, HANDOVER_ANN_CORDONED, HANDOVER_ANN_LEGACY_DEVICES,
+				       HANDOVER_ANN_FAILURE };
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			handover_patch_annotation(&p, keys[i], NULL);
+	} else {
+		handover_patch_step(&p, to, in->now_ms);
+		handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, NULL);
+	}
+	handover_emit(d, &p, in->state->step, to, to == HANDOVER_DRA ? "HandoverComplete" : "RollbackComplete", false,
+		      "%s: %s owns the node%s", in->node->meta.name,
+		      to == HANDOVER_DRA ? "the DRA driver" : "the device plugin",
+		      in->state->cordoned_by_us ? "; uncordoned" : "; left unschedulable as found");
+}
+
+static void handover_fail(const handover_input_t *in, handover_decision_t *d, const char *why)
+{
+	handover_patch_t p;
+	handover_patch_init(&p);
+	handover_patch_step(&p, HANDOVER_FAILED, in->now_ms);
+	char *failure = xasprintf("%s: %s", handover_step_name(in->state->step), why);
+	handover_patch_annotation(&p, HANDOVER_ANN_FAILURE, failure);
+	handover_emit(d, &p, in->state->step, HANDOVER_FAILED, "HandoverFailed", true,
+		      "%s failed at step %s: %s; the node stays cordoned until a person acts (rollback or fix)",
+		      in->node->meta.name, handover_step_name(in->state->step), why);
+	free(failure);
+}
+
+/* Past the step's deadline? Sets requeue for when it will be. */
+static bool handover_past(const handover_input_t *in, handover_decision_t *d, uint64_t deadline_ms)
+{
+	int64_t due = in->state->since_ms + (int64_t)deadline_ms;
+	if (in->now_ms >= due)
+		return true;
+	d->requeue_ms = (uint64_t)(due - in->now_ms);
+	return false;
+}
+
+static void handover_wait(const handover_input_t *in, handover_decision_t *d, uint64_t deadline_ms,
+			  const char *why)
+{
+	if (handover_past(in, d, deadline_ms))
+		handover_fail(in, d, why);
+}
+
+/* Where a rollback of a failed node starts, judged by the labels it has now. */
+static handover_step_t handover_rollback_entry(const handover_state_t *st)
+{
+	if (st->dra_enabled)
+		return HANDOVER_DRAINING_DRA;
+	if (!st->plugin_enabled)
+		return HANDOVER_DRIVER_OFF;
+	return HANDOVER_PLUGIN_ON;
+}
+
+void handover_decide(const handover_input_t *in, handover_decision_t *d)
+{
+	const handover_state_t *st = in->state;
+	const handover_usage_t *use = in->usage;
+	const handover_ads_t *ads = in->ads;
+	const char *node = in->node->meta.name;
+	*d = (handover_decision_t){ .act = HANDOVER_ACT_NONE, .from = st->step, .to = st->step };
+
+	if (st->bad_record) {
+		handover_refuse(d, "UnreadableRecord",
+				"%s: drashift's annotations on the node cannot be read; nothing is done to it until "
+				"they are fixed or removed", node);
+		return;
+	}
+	if (st->plan && strcmp(st->plan, in->plan->name) != 0) {
+		handover_refuse(d, "OwnedByAnotherPlan", "%s is being handed over by plan %s", node, st->plan);
+		return;
+	}
+	if (st->plugin_enabled && st->dra_enabled) {
+		handover_refuse(d, "OwnershipFight",
+				"%s carries both %s=%s and %s=%s, which drashift never writes together; someone "
+				"else changed the labels, drashift does nothing to this node",
+				node, in->plan->device_plugin_label.key, in->plan->device_plugin_label.enabled,
+				in->plan->dra_label.key, in->plan->dra_label.enabled);
+		return;
+	}
+
+	/* STAY finishes what is under way in its direction and starts nothing new. */
+	handover_goal_t goal = in->goal;
+	if (goal == HANDOVER_GOAL_STAY && st->step != HANDOVER_LEGACY && st->step != HANDOVER_DRA &&
+	    st->step != HANDOVER_FAILED)
+		goal = st->direction == HANDOVER_TO_DRA ? HANDOVER_GOAL_DRA : HANDOVER_GOAL_LEGACY;
+
+	switch (st->step) {
+	case HANDOVER_LEGACY:
+		if (goal == HANDOVER_GOAL_DRA)
+			handover_begin(in, d, HANDOVER_TO_DRA);
+		return;
+
+	case HANDOVER_DRAINING:
+		/* The plugin label may be absent on a node that never had it: only DRA on is a fight. */
+		if (st->dra_enabled)
+			goto fight;
+		if (goal == HANDOVER_GOAL_LEGACY) {
+			handover_finish(in, d, HANDOVER_LEGACY); /* nothing changed yet: just undo the cordon */
+			return;
+		}
+		if (use->unknown || use->plugin_users > 0) {
+			int64_t evict_due = st->since_ms + (int64_t)in->pool->eviction_deadline_ms;
+			if (in->pool->drain_policy == PLAN_DRAIN_EVICT && !use->unknown && use->n_evictable > 0 &&
+			    in->now_ms < evict_due) {
+				d->act = HANDOVER_ACT_EVICT;
+				d->evict_ns = use->evictable[0];
+				d->evict_name = use->evictable[1];
+				d->reason = "Evicting";
+				d->message = xasprintf("%s: evicting %s/%s through the Eviction API (drain policy Evict)",
+						       node, d->evict_ns, d->evict_name);
+				d->requeue_ms = 1000;
+				return;
+			}
+			char why[160];
+			snprintf(why, sizeof(why), "%zu pod(s) still use %s on the node%s", use->plugin_users,
+				 in->plan->extended_resource, use->unknown ? " (or the pods could not be read)" : "");
+			handover_wait(in, d, in->pool->drain_deadline_ms, why);
+			return;
+		}
+		handover_advance(in, d, HANDOVER_PLUGIN_OFF, 0, -1, "DevicePluginOff",
+				 "no pod uses the extended resource: device-plugin label off, waiting for allocatable 0");
+		return;
+
+	case HANDOVER_PLUGIN_OFF:
+		if (st->dra_enabled || st->plugin_enabled)
+			goto fight;
+		if (goal == HANDOVER_GOAL_LEGACY) {
+			handover_turn(in, d, HANDOVER_PLUGIN_ON, HANDOVER_TO_LEGACY, 1, -1,
+				      "rollback: device-plugin label back on before DRA was enabled");
+			return;
+		}
+		if (ads->allocatable == 0) {
+			handover_advance(in, d, HANDOVER_DRIVER_ON, -1, 1, "DRADriverOn",
+					 "allocatable is 0: DRA label on, waiting for the node's ResourceSlices");
+			return;
+		}
+		handover_wait(in, d, in->pool->handover_deadline_ms,
+			      "allocatable of the extended resource did not drop to 0 after the device plugin was turned off");
+		return;
+
+	case HANDOVER_DRIVER_ON:
+		if (st->plugin_enabled || !st->dra_enabled)
+			goto fight;
+		if (goal == HANDOVER_GOAL_LEGACY) {
+			handover_turn(in, d, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, -1, -1,
+				      "rollback: waiting for pods holding DRA claims on the node to finish");
+			return;
+		}
+		if (ads->slices_complete &&
+		    (st->legacy_devices < 0 ? ads->slice_devices > 0 : ads->slice_devices == st->legacy_devices)) {
+			handover_advance(in, d, HANDOVER_VERIFIED, -1, -1, "DRADriverVerified",
+					 "the node's ResourceSlices are complete and advertise the devices the plugin had");
+			return;
+		} else {
+			char why[200];
+			if (!ads->slices_complete)
+				snprintf(why, sizeof(why), "the driver's ResourceSlices for the node are not complete");
+			else
+				snprintf(why, sizeof(why), "the driver advertises %lld devices, the device plugin had %lld",
+					 (long long)ads->slice_devices, (long long)st->legacy_devices);
+			handover_wait(in, d, in->pool->handover_deadline_ms, why);
+		}
+		return;
+
+	case HANDOVER_VERIFIED:
+		if (st->plugin_enabled || !st->dra_enabled)
+			goto fight;
+		if (goal == HANDOVER_GOAL_LEGACY) {
+			handover_turn(in, d, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, -1, -1,
+				      "rollback: waiting for pods holding DRA claims on the node to finish");
+			return;
+		}
+		handover_finish(in, d, HANDOVER_DRA);
+		return;
+
+	case HANDOVER_DRA:
+		if (st->plugin_enabled)
+			goto fight;
+		if (goal == HANDOVER_GOAL_LEGACY && st->dra_enabled)
+			handover_begin(in, d, HANDOVER_TO_LEGACY);
+		return;
+
+	case HANDOVER_DRAINING_DRA:
+		if (st->plugin_enabled || !st->dra_enabled)
+			goto fight;
+		if (goal == HANDOVER_GOAL_DRA) {
+			handover_turn(in, d, HANDOVER_VERIFIED, HANDOVER_TO_DRA, -1, -1,
+				      "rollback withdrawn: the DRA driver never left the node");
+			return;
+		}
+		if (use->unknown || use->driver_users > 0) {
+			/* Never evict during a rollback: claims are released only by their pods finishing. */
+			char why[160];
+			snprintf(why, sizeof(why), "%zu pod(s) on the node still hold claims allocated by %s%s",
+				 use->driver_users, in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
+			handover_wait(in, d, in->pool->drain_deadline_ms, why);
+			return;
+		}
+		handover_advance(in, d, HANDOVER_DRIVER_OFF, -1, 0, "DRADriverOff",
+				 "no pod holds a claim from the driver on the node: DRA label off, waiting for its ResourceSlices to go");
+		return;
+
+	case HANDOVER_DRIVER_OFF:
+		if (st->plugin_enabled || st->dra_enabled)
+			goto fight;
+		if (!ads->slices_present) {
+			handover_advance(in, d, HANDOVER_PLUGIN_ON, 1, -1, "DevicePluginOn",
+					 "the driver's ResourceSlices are gone: device-plugin label on, waiting for allocatable");
+			return;
+		}
+		handover_wait(in, d, in->pool->handover_deadline_ms,
+			      "the driver's ResourceSlices for the node did not go away after the DRA label was turned off");
+		return;
+
+	case HANDOVER_PLUGIN_ON:
+		if (st->dra_enabled || !st->plugin_enabled)
+			goto fight;
+		if (ads->allocatable > 0) {
+			handover_advance(in, d, HANDOVER_VERIFIED_LEGACY, -1, -1, "DevicePluginVerified",
+					 "the device plugin advertises the extended resource again");
+			return;
+		}
+		handover_wait(in, d, in->pool->handover_deadline_ms,
+			      "the device plugin did not advertise the extended resource after its label was turned on");
+		return;
+
+	case HANDOVER_VERIFIED_LEGACY:
+		if (st->dra_enabled || !st->plugin_enabled)
+			goto fight;
+		handover_finish(in, d, HANDOVER_LEGACY);
+		return;
+
+	case HANDOVER_FAILED:
+		if (goal == HANDOVER_GOAL_LEGACY && in->goal == HANDOVER_GOAL_LEGACY) {
+			handover_step_t entry = handover_rollback_entry(st);
+			handover_turn(in, d, entry, HANDOVER_TO_LEGACY, -1, -1,
+				      "rollback of a failed node: resuming from its current labels");
+			return;
+		}
+		return;
+
+	case HANDOVER_STEPS:
+		break;
+	}
+	return;
+
+fight:
+	handover_refuse(d, "OwnershipFight",
+			"%s: at step %s the labels are %s=%s, %s=%s, which drashift did not write; someone else "
+			"changed them, drashift does nothing to this node until they are put back",
+			node, handover_step_name(st->step), in->plan->device_plugin_label.key,
+			st->plugin_enabled ? in->plan->device_plugin_label.enabled : "(not enabled)",
+			in->plan->dra_label.key, st->dra_enabled ? in->plan->dra_label.enabled : "(not enabled)");
+}
+
+void handover_decision_free(handover_decision_t *d)
+{
+	free(d->patch);
+	free(d->message);
+	*d = (handover_decision_t){ 0 };
+}

@@ -1,0 +1,146 @@
+/*
+ * Node handover: one node moving between the device plugin and the DRA
+ * driver, one recorded step at a time (DESIGN.md section 4).
+ *
+ *   to DRA:    legacy -cordon-> draining -plugin label off-> plugin-off
+ *              -(allocatable 0) DRA label on-> driver-on
+ *              -(slices complete, devices == legacy count)-> verified -uncordon-> dra
+ *   to legacy: dra -cordon-> draining-dra -DRA label off-> driver-off
+ *              -(slices gone) plugin label on-> plugin-on
+ *              -(allocatable > 0)-> verified-legacy -uncordon, forget-> legacy
+ *
+ * The step lives in the node's annotations and every action that moves it is
+ * one JSON merge patch carrying both the side effect and the new step, so the
+ * record and the effect cannot diverge: a crash before the patch repeats the
+ * decision, a crash after it resumes from the new step. Waiting steps have a
+ * deadline (wall clock, since the step's recorded start); past it the node
+ * becomes failed and stays cordoned until a person acts.
+ *
+ * Pure: handover_decide() reads a snapshot and returns what to do.
+ */
+#ifndef DRASHIFT_HANDOVER_H
+#define DRASHIFT_HANDOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "projection.h"
+
+/* Annotations drashift keeps on a node it hands over. */
+#define HANDOVER_ANN_PLAN "drashift.io/plan"
+#define HANDOVER_ANN_DIRECTION "drashift.io/direction"
+#define HANDOVER_ANN_STEP "drashift.io/step"
+#define HANDOVER_ANN_SINCE "drashift.io/step-since"
+#define HANDOVER_ANN_CORDONED "drashift.io/cordoned-by-drashift"
+#define HANDOVER_ANN_LEGACY_DEVICES "drashift.io/legacy-devices"
+#define HANDOVER_ANN_FAILURE "drashift.io/failure"
+
+typedef enum {
+	HANDOVER_LEGACY,      /* the device plugin owns the node; no handover recorded */
+	HANDOVER_DRAINING,    /* to DRA: cordoned, waiting for extended-resource pods to go */
+	HANDOVER_PLUGIN_OFF,  /* to DRA: plugin label off, waiting for allocatable 0 */
+	HANDOVER_DRIVER_ON,   /* to DRA: DRA label on, waiting for complete slices */
+	HANDOVER_VERIFIED,    /* to DRA: slices match the legacy device count */
+	HANDOVER_DRA,         /* the DRA driver owns the node */
+	HANDOVER_DRAINING_DRA,/* to legacy: cordoned, waiting for claims on the node to be released */
+	HANDOVER_DRIVER_OFF,  /* to legacy: DRA label off, waiting for the slices to go */
+	HANDOVER_PLUGIN_ON,   /* to legacy: plugin label on, waiting for allocatable > 0 */
+	HANDOVER_VERIFIED_LEGACY, /* to legacy: the plugin advertises again */
+	HANDOVER_FAILED,      /* a deadline passed; cordoned, counted, never retried by itself */
+	HANDOVER_STEPS,
+} handover_step_t;
+
+/* The annotation value of a step ("draining", "plugin-off", ...), and back (-1: unknown). */
+const char *handover_step_name(handover_step_t step);
+int handover_step_parse(const char *name);
+
+typedef enum { HANDOVER_TO_DRA, HANDOVER_TO_LEGACY } handover_direction_t;
+
+/* What the pool wants for this node right now. */
+typedef enum {
+	HANDOVER_GOAL_STAY,   /* start nothing new; finish a step already begun? see handover_decide */
+	HANDOVER_GOAL_DRA,    /* move to (or stay on) DRA */
+	HANDOVER_GOAL_LEGACY, /* move back to (or stay on) the device plugin */
+} handover_goal_t;
+
+/* A node's recorded handover state, read from its annotations and labels. */
+typedef struct {
+	handover_step_t step;
+	handover_direction_t direction;
+	const char *plan;          /* HANDOVER_ANN_PLAN, NULL when absent */
+	int64_t since_ms;          /* wall-clock ms the step began; 0 when unknown */
+	bool cordoned_by_us;
+	int64_t legacy_devices;    /* -1 when not recorded */
+	const char *failure;       /* why the node failed, when it did */
+	bool plugin_enabled;       /* device-plugin label has its enabled value */
+	bool dra_enabled;          /* DRA label has its enabled value */
+	bool bad_record;           /* annotations present but unreadable: act on nothing */
+} handover_state_t;
+
+/* Read the node's state for plan; never fails (bad annotations set bad_record). */
+void handover_read(const plan_t *plan, const projection_node_t *node, handover_state_t *out);
+
+/* What the node's pods and claims say about who still uses what. */
+typedef struct {
+	/* Non-terminal pods on the node requesting the plan's extended resource. */
+	size_t plugin_users;
+	/* Pods on the node (running or terminating) holding a claim allocated from the driver on the node. */
+	size_t driver_users;
+	/* Something could not be read (cache not synced, a claim missing): assume both are in use. */
+	bool unknown;
+	/* Pods to evict when the drain policy is Evict: namespace/name pairs. */
+	const char *const *evictable; /* 2*n strings */
+	size_t n_evictable;
+} handover_usage_t;
+
+/* What the node's advertisements say. */
+typedef struct {
+	bool allocatable_known; /* the node lists the extended resource in allocatable */
+	int64_t allocatable;    /* status.allocatable[extended resource] (0 when absent) */
+	int64_t capacity;       /* status.capacity[extended resource] (0 when absent) */
+	bool slices_present;    /* any ResourceSlice of the driver for this node */
+	bool slices_complete;   /* all resourceSliceCount slices of the newest generation present */
+	int64_t slice_devices;  /* devices in those slices */
+} handover_ads_t;
+
+typedef enum {
+	HANDOVER_ACT_NONE,     /* wait: nothing to do until something changes (or requeue_ms) */
+	HANDOVER_ACT_PATCH,    /* apply patch (a JSON merge patch of the node) */
+	HANDOVER_ACT_EVICT,    /* evict evict_ns/evict_name through the Eviction API */
+	HANDOVER_ACT_REFUSE,   /* the node is in a state drashift must not touch: report why */
+} handover_act_t;
+
+typedef struct {
+	handover_act_t act;
+	char *patch;             /* HANDOVER_ACT_PATCH: JSON merge patch (owned) */
+	handover_step_t from, to; /* the step change the patch records (same for no change) */
+	const char *evict_ns, *evict_name;
+	/* For the Event and the log: a reason (CamelCase) and one line a person can act on (owned). */
+	const char *reason;
+	char *message;
+	bool warning;            /* the Event is a Warning */
+	/* Ask to be called again after this long even if nothing changes (deadlines, evictions); 0: no. */
+	uint64_t requeue_ms;
+} handover_decision_t;
+
+typedef struct {
+	const plan_t *plan;
+	const plan_pool_t *pool;
+	const projection_node_t *node;
+	const handover_state_t *state;
+	const handover_usage_t *usage;
+	const handover_ads_t *ads;
+	handover_goal_t goal;
+	int64_t now_ms; /* wall clock, ms since the epoch: deadlines compare with recorded step starts */
+} handover_input_t;
+
+/* Decide the next action for one node. Free the decision with handover_decision_free. */
+void handover_decide(const handover_input_t *in, handover_decision_t *out);
+void handover_decision_free(handover_decision_t *d);
+
+/* Whether a step counts against maxUnavailable (cordoned by a handover in progress, or failed). */
+bool handover_step_unavailable(handover_step_t step);
+
+#endif

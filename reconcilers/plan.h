@@ -1,0 +1,116 @@
+/*
+ * A MigrationPlan as the reconcilers read it (drashift.io/v1alpha1).
+ *
+ * This is the decoded, validated spec: every default applied, every duration
+ * in milliseconds, every selector parsed. The CRD's schema and CEL rules
+ * (crds/) reject nonsense at admission; plan_decode() checks the same rules
+ * again, because a plan can be stored before the CRD was updated and the
+ * operator must never act on a plan it does not fully understand. A plan
+ * that fails here is marked Invalid and nothing is done for it.
+ */
+#ifndef DRASHIFT_PLAN_H
+#define DRASHIFT_PLAN_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One label requirement: key In/NotIn values, Exists, DoesNotExist (metav1.LabelSelector). */
+typedef enum {
+	PLAN_SELECTOR_IN,
+	PLAN_SELECTOR_NOT_IN,
+	PLAN_SELECTOR_EXISTS,
+	PLAN_SELECTOR_DOES_NOT_EXIST,
+} plan_selector_op_t;
+
+typedef struct {
+	char *key;
+	plan_selector_op_t op;
+	char **values;
+	size_t n_values;
+} plan_requirement_t;
+
+/* matchLabels and matchExpressions, ANDed; an empty selector matches nothing (never every node). */
+typedef struct {
+	plan_requirement_t *reqs;
+	size_t n_reqs;
+} plan_selector_t;
+
+/* An ownership label: the key, and the values meaning "this owner runs here" or not. */
+typedef struct {
+	char *key;
+	char *enabled;  /* default "true" */
+	char *disabled; /* default "false" */
+} plan_label_t;
+
+typedef enum { PLAN_DRAIN_WAIT, PLAN_DRAIN_EVICT } plan_drain_policy_t;
+typedef enum { PLAN_BREACH_FREEZE, PLAN_BREACH_FREEZE_AND_ROLLBACK } plan_breach_policy_t;
+
+typedef struct {
+	char *name;
+	plan_selector_t node_selector;
+	/* Canary size: nodes, or percent of the pool rounded up (at least 1). Exactly one is set. */
+	int32_t canary_nodes;
+	int32_t canary_percent;
+	/* Namespaces allowed to use the DRA classes while the pool is in Canary (empty: all). */
+	char **canary_namespaces;
+	size_t n_canary_namespaces;
+	int32_t max_unavailable; /* nodes in handover at once; default 1 */
+	uint64_t bake_ms;        /* Canary bakes this long before expanding; default 10m */
+	/* Per-step deadlines; a node past one becomes failed. */
+	uint64_t drain_deadline_ms;    /* waiting for the old owner's users to go; default 1h */
+	uint64_t handover_deadline_ms; /* each advertisement wait (allocatable 0, slices complete, ...); default 10m */
+	plan_drain_policy_t drain_policy;
+	uint64_t eviction_deadline_ms; /* Evict only: give up evicting after this; default 30m */
+	bool rollback;                 /* spec.rollback.pools names this pool */
+} plan_pool_t;
+
+typedef struct {
+	uint64_t window_ms;               /* default 10m */
+	uint32_t min_samples;             /* default 20: fewer is "inconclusive" */
+	uint64_t allocation_latency_p95_ms; /* 0: not judged */
+	uint64_t ready_latency_p95_ms;      /* 0: not judged */
+	uint32_t max_allocation_failure_percent; /* default 5 */
+	uint32_t max_driver_errors;        /* default 0 */
+	uint32_t max_capacity_drift;       /* devices; default 0 */
+	uint64_t stuck_threshold_ms;       /* a pod pending/not ready this long counts as failed; default 5m */
+	plan_breach_policy_t breach_policy;
+} plan_slo_t;
+
+typedef struct {
+	char *name;
+	char *uid;
+	int64_t generation;
+	char *driver;            /* DRA driver whose ResourceSlices prove a node is ready */
+	char *extended_resource; /* device-plugin resource, e.g. example.com/gpu */
+	char **device_classes;
+	size_t n_device_classes;
+	plan_label_t device_plugin_label; /* default key drashift.io/device-plugin */
+	plan_label_t dra_label;           /* default key drashift.io/dra-driver */
+	plan_pool_t *pools;               /* in migration order */
+	size_t n_pools;
+	int32_t max_concurrent_pools;     /* default 1 */
+	bool paused;
+	bool rollback_all;                /* spec.rollback.all */
+	plan_slo_t slo;
+	/* A person lifts a freeze by writing the breach's id here (spec.acknowledgedBreach). */
+	char *acknowledged_breach;
+} plan_t;
+
+/*
+ * Decode and validate a MigrationPlan object. Returns 0, or -1 with one line
+ * in err naming the field (spec.pools[1].canary.percent: must be 1..100).
+ * On error *out is zeroed.
+ */
+int plan_decode(const cJSON *obj, plan_t *out, char *err, size_t errlen);
+void plan_free(plan_t *p);
+
+/* Does a node with these labels (parallel arrays) match the selector? */
+bool plan_selector_matches(const plan_selector_t *sel, const char *const *keys, const char *const *values,
+			   size_t n_labels);
+
+/* The canary size of a pool of n nodes: at least 1, at most n. */
+size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes);
+
+#endif

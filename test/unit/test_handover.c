@@ -1,0 +1,365 @@
+/*
+ * Node handover decisions: every transition as a table row, and the safety
+ * invariants of DESIGN.md section 3 checked over every combination of step,
+ * labels, cordon, usage, advertisements and goal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "handover.h"
+#include "xalloc.h"
+
+#define NOW_MS 1764441600000LL /* 2025-11-29T18:40:00Z */
+#define MINUTE 60000LL
+
+static plan_pool_t pool = {
+	.name = "a",
+	.max_unavailable = 1,
+	.drain_deadline_ms = 60 * MINUTE,
+	.handover_deadline_ms = 10 * MINUTE,
+	.drain_policy = PLAN_DRAIN_WAIT,
+	.eviction_deadline_ms = 30 * MINUTE,
+};
+static plan_t plan = {
+	.name = "gpu",
+	.driver = "gpu.example.com",
+	.extended_resource = "example.com/gpu",
+	.device_plugin_label = { "drashift.io/device-plugin", "true", "false" },
+	.dra_label = { "drashift.io/dra-driver", "true", "false" },
+	.pools = &pool,
+	.n_pools = 1,
+};
+
+/* A node in a given recorded state. */
+typedef struct {
+	projection_node_t node;
+	projection_label_t labels[2];
+	projection_label_t ann[8];
+	char since[32];
+} node_t;
+
+static void make_node(node_t *n, handover_step_t step, handover_direction_t dir, int plugin, int dra,
+		      bool unschedulable, bool cordoned_by_us, int64_t step_age_ms)
+{
+	memset(n, 0, sizeof(*n));
+	n->node.meta.name = "gpu-1";
+	size_t nl = 0;
+	if (plugin >= 0)
+		n->labels[nl++] = (projection_label_t){ "drashift.io/device-plugin", plugin ? "true" : "false" };
+	if (dra >= 0)
+		n->labels[nl++] = (projection_label_t){ "drashift.io/dra-driver", dra ? "true" : "false" };
+	n->node.labels = n->labels;
+	n->node.n_labels = nl;
+	n->node.unschedulable = unschedulable;
+	size_t na = 0;
+	if (step != HANDOVER_LEGACY && !(step == HANDOVER_DRA && step_age_ms < 0)) {
+		time_t t = (time_t)((NOW_MS - step_age_ms) / 1000);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(n->since, sizeof(n->since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		n->ann[na++] = (projection_label_t){ HANDOVER_ANN_PLAN, "gpu" };
+		n->ann[na++] = (projection_label_t){ HANDOVER_ANN_DIRECTION, dir == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy" };
+		n->ann[na++] = (projection_label_t){ HANDOVER_ANN_STEP, (char *)handover_step_name(step) };
+		n->ann[na++] = (projection_label_t){ HANDOVER_ANN_SINCE, n->since };
+		n->ann[na++] = (projection_label_t){ HANDOVER_ANN_CORDONED, cordoned_by_us ? "true" : "false" };
+		n->ann[na++] = (projection_label_t){ HANDOVER_ANN_LEGACY_DEVICES, "8" };
+	}
+	n->node.annotations = n->ann;
+	n->node.n_annotations = na;
+}
+
+typedef struct {
+	handover_usage_t usage;
+	handover_ads_t ads;
+	handover_goal_t goal;
+} world_t;
+
+static void decide(const node_t *n, const world_t *w, handover_decision_t *d)
+{
+	handover_state_t st;
+	handover_read(&plan, &n->node, &st);
+	handover_input_t in = { .plan = &plan, .pool = &pool, .node = &n->node, .state = &st, .usage = &w->usage,
+				.ads = &w->ads, .goal = w->goal, .now_ms = NOW_MS };
+	handover_decide(&in, d);
+}
+
+/* What a patch does to the ownership labels and the cordon: -1 untouched, 0/1 the new value. */
+typedef struct {
+	int plugin, dra, unschedulable;
+	const char *step;
+	bool clears_record;
+} effect_t;
+
+static effect_t effect_of(const char *patch)
+{
+	effect_t e = { -1, -1, -1, NULL, false };
+	cJSON *root = cJSON_Parse(patch);
+	assert_non_null(root);
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+	cJSON *labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
+	cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+	cJSON *p = cJSON_GetObjectItemCaseSensitive(labels, "drashift.io/device-plugin");
+	cJSON *d = cJSON_GetObjectItemCaseSensitive(labels, "drashift.io/dra-driver");
+	if (p)
+		e.plugin = strcmp(p->valuestring, "true") == 0;
+	if (d)
+		e.dra = strcmp(d->valuestring, "true") == 0;
+	cJSON *u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "spec"), "unschedulable");
+	if (u)
+		e.unschedulable = cJSON_IsTrue(u);
+	cJSON *step = cJSON_GetObjectItemCaseSensitive(ann, HANDOVER_ANN_STEP);
+	if (cJSON_IsString(step))
+		e.step = xstrdup(step->valuestring);
+	e.clears_record = cJSON_IsNull(step);
+	cJSON_Delete(root);
+	return e;
+}
+
+/* ---- invariants over every combination ------------------------------------ */
+
+static void test_invariants_hold_in_every_state(void **state)
+{
+	(void)state;
+	size_t cases = 0, patches = 0;
+	for (int step = 0; step < HANDOVER_STEPS; step++)
+	for (int dir = 0; dir < 2; dir++)
+	for (int plugin = -1; plugin <= 1; plugin++)
+	for (int dra = -1; dra <= 1; dra++)
+	for (int unsched = 0; unsched < 2; unsched++)
+	for (int ours = 0; ours < 2; ours++)
+	for (int plugin_users = 0; plugin_users < 2; plugin_users++)
+	for (int driver_users = 0; driver_users < 2; driver_users++)
+	for (int unknown = 0; unknown < 2; unknown++)
+	for (int alloc = 0; alloc < 2; alloc++)
+	for (int slices = 0; slices < 3; slices++)
+	for (int goal = 0; goal < 3; goal++)
+	for (int age = 0; age < 2; age++) {
+		node_t n;
+		make_node(&n, (handover_step_t)step, (handover_direction_t)dir, plugin, dra, unsched, ours,
+			  age ? 2 * 60 * MINUTE : MINUTE);
+		world_t w = {
+			.usage = { .plugin_users = (size_t)plugin_users, .driver_users = (size_t)driver_users, .unknown = unknown },
+			.ads = { .allocatable_known = true, .allocatable = alloc ? 8 : 0, .capacity = 8,
+				 .slices_present = slices > 0, .slices_complete = slices == 2, .slice_devices = slices == 2 ? 8 : 0 },
+			.goal = (handover_goal_t)goal,
+		};
+		handover_decision_t d;
+		decide(&n, &w, &d);
+		cases++;
+		if (d.act == HANDOVER_ACT_PATCH) {
+			patches++;
+			effect_t e = effect_of(d.patch);
+			int plugin_after = e.plugin >= 0 ? e.plugin : plugin == 1;
+			int dra_after = e.dra >= 0 ? e.dra : dra == 1;
+			/* 1. Never two owners. */
+			if (plugin_after && dra_after)
+				fail_msg("both labels enabled after %s -> %s", handover_step_name(step), e.step);
+			/* A patch turns on at most one owner, and only once the other is off. */
+			if (e.dra == 1 && plugin == 1)
+				fail_msg("DRA label turned on while the plugin label is on (step %s)", handover_step_name(step));
+			if (e.plugin == 1 && dra == 1)
+				fail_msg("plugin label turned on while the DRA label is on (step %s)", handover_step_name(step));
+			/* 3. A driver outlives its users; so does the device plugin. */
+			if (e.dra == 0 && (driver_users || unknown))
+				fail_msg("DRA label removed while claims on the node are held or unknown (step %s)",
+					 handover_step_name(step));
+			if (e.plugin == 0 && (plugin_users || unknown))
+				fail_msg("plugin label removed while pods use the extended resource or usage is unknown (step %s)",
+					 handover_step_name(step));
+			/* New owner on only after the old one's advertisement is gone. */
+			if (e.dra == 1 && alloc)
+				fail_msg("DRA label on while allocatable is still > 0 (step %s)", handover_step_name(step));
+			if (e.plugin == 1 && slices > 0 && step != HANDOVER_PLUGIN_OFF)
+				fail_msg("plugin label on while the driver's slices are still there (step %s)", handover_step_name(step));
+			/* 4. Leave what you found: a node that was unschedulable before drashift stays so. */
+			if (e.unschedulable == 0 && unsched && !ours)
+				fail_msg("uncordoned a node drashift did not cordon (step %s)", handover_step_name(step));
+			free((char *)e.step);
+		}
+		handover_decision_free(&d);
+	}
+	print_message("%zu states, %zu led to a patch\n", cases, patches);
+	assert_true(patches > 1000);
+}
+
+/* ---- transitions ------------------------------------------------------------ */
+
+typedef struct {
+	const char *name;
+	handover_step_t step;
+	handover_direction_t dir;
+	int plugin, dra;
+	bool unschedulable, ours;
+	int64_t age_ms;
+	world_t w;
+	handover_act_t act;
+	const char *to;        /* expected new step annotation (NULL: none, "-": record cleared) */
+	int plugin_after, dra_after, unsched_after; /* -1: untouched */
+} row_t;
+
+#define ADS_LEGACY { .allocatable_known = true, .allocatable = 8, .capacity = 8 }
+#define ADS_NONE { .allocatable_known = true, .allocatable = 0, .capacity = 8 }
+#define ADS_DRA { .allocatable_known = true, .allocatable = 0, .capacity = 0, .slices_present = true, .slices_complete = true, .slice_devices = 8 }
+
+static const row_t rows[] = {
+	{ "legacy node starts: cordon and record", HANDOVER_LEGACY, 0, 1, 0, false, false, 0,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "draining", -1, -1, 1 },
+	{ "legacy node, pool not migrating: nothing", HANDOVER_LEGACY, 0, 1, 0, false, false, 0,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_STAY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "already cordoned node: no second cordon", HANDOVER_LEGACY, 0, 1, 0, true, false, 0,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "draining", -1, -1, -1 },
+	{ "draining with a gpu pod: wait", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE,
+	  { .usage = { .plugin_users = 1 }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "draining, usage unknown: wait", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE,
+	  { .usage = { .unknown = true }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "drained: plugin label off", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "plugin-off", 0, -1, -1 },
+	{ "drain deadline passed: failed", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, 61 * MINUTE,
+	  { .usage = { .plugin_users = 2 }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "failed", -1, -1, -1 },
+	{ "plugin off, allocatable still 8: wait", HANDOVER_PLUGIN_OFF, HANDOVER_TO_DRA, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "allocatable 0: DRA label on", HANDOVER_PLUGIN_OFF, HANDOVER_TO_DRA, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_NONE, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "driver-on", -1, 1, -1 },
+	{ "slices incomplete: wait", HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = { .slices_present = true, .slice_devices = 8 }, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "slices with fewer devices than the plugin had: wait, then fail", HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, true, true, 11 * MINUTE,
+	  { .ads = { .slices_present = true, .slices_complete = true, .slice_devices = 6 }, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "failed", -1, -1, -1 },
+	{ "slices complete: verified", HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "verified", -1, -1, -1 },
+	{ "verified: uncordon our cordon", HANDOVER_VERIFIED, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "dra", -1, -1, 0 },
+	{ "verified: a cordon that was not ours stays", HANDOVER_VERIFIED, HANDOVER_TO_DRA, 0, 1, true, false, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "dra", -1, -1, -1 },
+	{ "paused mid-way: the step under way still finishes", HANDOVER_PLUGIN_OFF, HANDOVER_TO_DRA, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_NONE, .goal = HANDOVER_GOAL_STAY }, HANDOVER_ACT_PATCH, "driver-on", -1, 1, -1 },
+	{ "rollback starts on a DRA node", HANDOVER_DRA, HANDOVER_TO_DRA, 0, 1, false, false, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "draining-dra", -1, -1, 1 },
+	{ "rollback waits for running DRA pods", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
+	  { .usage = { .driver_users = 3 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "rollback never evicts, even with policy Evict", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
+	  { .usage = { .driver_users = 1, .evictable = (const char *const[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "claims released: DRA label off", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "driver-off", -1, 0, -1 },
+	{ "slices still there: wait", HANDOVER_DRIVER_OFF, HANDOVER_TO_LEGACY, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "slices gone: plugin label on", HANDOVER_DRIVER_OFF, HANDOVER_TO_LEGACY, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_NONE, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "plugin-on", 1, -1, -1 },
+	{ "plugin advertises: verified", HANDOVER_PLUGIN_ON, HANDOVER_TO_LEGACY, 1, 0, true, true, MINUTE,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "verified-legacy", -1, -1, -1 },
+	{ "back to legacy: uncordon, forget the record", HANDOVER_VERIFIED_LEGACY, HANDOVER_TO_LEGACY, 1, 0, true, true, MINUTE,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "-", -1, -1, 0 },
+	{ "both labels enabled by someone else: refuse", HANDOVER_DRA, HANDOVER_TO_DRA, 1, 1, false, false, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_REFUSE, NULL, -1, -1, -1 },
+	{ "DRA label removed by someone else mid-way: refuse", HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_NONE, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_REFUSE, NULL, -1, -1, -1 },
+	{ "failed node stays failed without a rollback", HANDOVER_FAILED, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "failed node rolls back from its labels", HANDOVER_FAILED, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "draining-dra", -1, -1, -1 },
+};
+
+static void test_transitions(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const row_t *r = &rows[i];
+		node_t n;
+		make_node(&n, r->step, r->dir, r->plugin, r->dra, r->unschedulable, r->ours, r->age_ms);
+		handover_decision_t d;
+		decide(&n, &r->w, &d);
+		if (d.act != r->act)
+			fail_msg("row '%s': act %d, want %d (%s)", r->name, d.act, r->act, d.message ? d.message : "");
+		if (d.act == HANDOVER_ACT_PATCH) {
+			effect_t e = effect_of(d.patch);
+			if (strcmp(r->to, "-") == 0) {
+				if (!e.clears_record)
+					fail_msg("row '%s': record not cleared: %s", r->name, d.patch);
+			} else if (e.step == NULL || strcmp(e.step, r->to) != 0) {
+				fail_msg("row '%s': step %s, want %s", r->name, e.step ? e.step : "(none)", r->to);
+			}
+			if (e.plugin != r->plugin_after || e.dra != r->dra_after || e.unschedulable != r->unsched_after)
+				fail_msg("row '%s': labels/cordon %d/%d/%d, want %d/%d/%d: %s", r->name, e.plugin, e.dra,
+					 e.unschedulable, r->plugin_after, r->dra_after, r->unsched_after, d.patch);
+			free((char *)e.step);
+		}
+		handover_decision_free(&d);
+	}
+}
+
+static void test_start_records_cordon_owner_and_device_count(void **state)
+{
+	(void)state;
+	node_t n;
+	make_node(&n, HANDOVER_LEGACY, 0, 1, 0, false, false, 0);
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	handover_decision_t d;
+	decide(&n, &w, &d);
+	assert_non_null(strstr(d.patch, "\"" HANDOVER_ANN_CORDONED "\":\"true\""));
+	assert_non_null(strstr(d.patch, "\"" HANDOVER_ANN_LEGACY_DEVICES "\":\"8\""));
+	assert_non_null(strstr(d.patch, "\"" HANDOVER_ANN_PLAN "\":\"gpu\""));
+	handover_decision_free(&d);
+
+	make_node(&n, HANDOVER_LEGACY, 0, 1, 0, true, false, 0); /* someone else cordoned it */
+	decide(&n, &w, &d);
+	assert_non_null(strstr(d.patch, "\"" HANDOVER_ANN_CORDONED "\":\"false\""));
+	handover_decision_free(&d);
+}
+
+static void test_evict_policy_evicts_then_waits(void **state)
+{
+	(void)state;
+	plan_pool_t saved = pool;
+	pool.drain_policy = PLAN_DRAIN_EVICT;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	const char *const victims[] = { "team-a", "job-1" };
+	world_t w = { .usage = { .plugin_users = 1, .evictable = victims, .n_evictable = 1 }, .ads = ADS_LEGACY,
+		      .goal = HANDOVER_GOAL_DRA };
+	handover_decision_t d;
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_EVICT);
+	assert_string_equal(d.evict_ns, "team-a");
+	assert_string_equal(d.evict_name, "job-1");
+	handover_decision_free(&d);
+	/* Past the eviction deadline it stops evicting and waits out the drain deadline. */
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, 31 * MINUTE);
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_NONE);
+	assert_true(d.requeue_ms > 0);
+	handover_decision_free(&d);
+	pool = saved;
+}
+
+static void test_unreadable_record_is_refused(void **state)
+{
+	(void)state;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.ann[2].value = "half-way";
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	handover_decision_t d;
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+	assert_string_equal(d.reason, "UnreadableRecord");
+	handover_decision_free(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_invariants_hold_in_every_state),
+		cmocka_unit_test(test_transitions),
+		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
+		cmocka_unit_test(test_evict_policy_evicts_then_waits),
+		cmocka_unit_test(test_unreadable_record_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
