@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "plan_object.h"
 #include "xalloc.h"
 
 static const store_kind_t *const cache_store_kinds[CACHE_KINDS] = {
@@ -10,6 +11,7 @@ static const store_kind_t *const cache_store_kinds[CACHE_KINDS] = {
 	[CACHE_CLAIMS] = &store_kind_claims,
 	[CACHE_SLICES] = &store_kind_slices,
 	[CACHE_DEVICE_CLASSES] = &store_kind_device_classes,
+	[CACHE_PLANS] = &store_kind_plans,
 };
 
 const char *cache_kind_name(cache_kind_t kind)

@@ -28,6 +28,7 @@ typedef enum {
 	CACHE_CLAIMS,
 	CACHE_SLICES,
 	CACHE_DEVICE_CLASSES,
+	CACHE_PLANS,
 	CACHE_KINDS,
 } cache_kind_t;
 

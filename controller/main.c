@@ -45,6 +45,7 @@ static void main_usage(FILE *f)
 	      "                                then ~/.kube/config)\n"
 	      "  --context NAME                kubeconfig context (default: current-context)\n"
 	      "  --check                       connect, print the server version and exit\n"
+	      "  --dry-run                     log every action it would take, change nothing\n"
 	      "  --timeout DURATION            deadline for --check (default 30s)\n"
 	      "  --http-bind-address ADDR      /healthz /readyz /metrics (default :8080)\n"
 	      "  --leader-elect BOOL           elect one active replica on a Lease (default true)\n"
@@ -105,6 +106,7 @@ static int main_parse_args(int argc, char **argv, main_options_t *opt)
 		OPT_KUBECONFIG = 1,
 		OPT_CONTEXT,
 		OPT_CHECK,
+		OPT_DRY_RUN,
 		OPT_TIMEOUT,
 		OPT_HTTP,
 		OPT_LEADER_ELECT,
@@ -122,6 +124,7 @@ static int main_parse_args(int argc, char **argv, main_options_t *opt)
 		{ "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
 		{ "context", required_argument, NULL, OPT_CONTEXT },
 		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "http-bind-address", required_argument, NULL, OPT_HTTP },
 		{ "leader-elect", required_argument, NULL, OPT_LEADER_ELECT },
@@ -150,6 +153,9 @@ static int main_parse_args(int argc, char **argv, main_options_t *opt)
 			break;
 		case OPT_CHECK:
 			opt->check = true;
+			break;
+		case OPT_DRY_RUN:
+			opt->manager.dry_run = true;
 			break;
 		case OPT_TIMEOUT:
 			if (main_parse_duration(optarg, &ms) != 0) {

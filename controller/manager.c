@@ -15,6 +15,7 @@
 #include "leader.h"
 #include "log.h"
 #include "metrics.h"
+#include "plan_controller.h"
 #include "xalloc.h"
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
 	bool cache_started;
 	leader_t *leader;
 	events_recorder_t *events;
+	plan_controller_t *plans;
 	http_server_t *server;
 	uv_signal_t sigterm, sigint;
 	bool shutting_down;
@@ -182,6 +184,16 @@ static void manager_started_leading(void *data)
 	manager_t *m = data;
 	log_info("leading: this replica acts for the cluster", "identity", m->opt->identity);
 	manager_lease_event(m, "LeaderElection", "became leader");
+	plan_controller_poke(m->plans);
+}
+
+static void manager_on_cache_change(cache_kind_t kind, const void *old, const void *new, void *data)
+{
+	(void)kind;
+	(void)old;
+	(void)new;
+	manager_t *m = data;
+	plan_controller_poke(m->plans);
 }
 
 static void manager_stopped_leading(void *data)
@@ -238,6 +250,13 @@ static void manager_events_closed(void *data)
 	}
 }
 
+static void manager_plans_closed(void *data)
+{
+	manager_t *m = data;
+	m->plans = NULL;
+	events_recorder_close(m->events, manager_events_closed, m);
+}
+
 static void manager_shutdown(manager_t *m, const char *why)
 {
 	if (m->shutting_down)
@@ -248,7 +267,8 @@ static void manager_shutdown(manager_t *m, const char *why)
 	uv_close((uv_handle_t *)&m->sigint, manager_signal_closed);
 	if (m->server)
 		http_server_close(m->server, manager_server_closed, m);
-	events_recorder_close(m->events, manager_events_closed, m);
+	/* No new decision from here on; writes in flight finish, then Events flush. */
+	plan_controller_close(m->plans, manager_plans_closed, m);
 }
 
 static void manager_on_signal(uv_signal_t *s, int signum)
@@ -287,6 +307,7 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 	}
 	manager_metrics_init(m);
 	m->events = events_recorder_new(&m->loop, m->http, "drashift.io/controller", opt->identity);
+	m->plans = plan_controller_new(&m->loop, m->http, &m->cache, m->events, opt->dry_run);
 
 	uv_signal_init(&m->loop, &m->sigterm);
 	uv_signal_init(&m->loop, &m->sigint);
@@ -303,7 +324,7 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 	} else {
 		kube_http_req_t version = { .method = "GET", .path = "/version", .retry = 1 };
 		kube_http_request(m->http, &version, manager_on_version, m, NULL);
-		cache_start(&m->cache, &m->loop, m->http, NULL, NULL, NULL);
+		cache_start(&m->cache, &m->loop, m->http, NULL, manager_on_cache_change, m);
 		m->cache_started = true;
 		if (opt->leader_elect) {
 			leader_options_t lo = {
@@ -322,6 +343,7 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 				m->exit_code = 2;
 				manager_shutdown(m, "invalid leader election settings");
 			}
+			plan_controller_set_leader(m->plans, m->leader);
 		}
 	}
 

@@ -24,6 +24,7 @@ typedef struct {
 	uint64_t lease_duration_ms;
 	uint64_t renew_deadline_ms;
 	uint64_t retry_period_ms;
+	bool dry_run;                /* log the actions, change nothing */
 } manager_options_t;
 
 /* Run until a signal ends it. Returns the process exit status. */

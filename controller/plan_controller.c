@@ -1,0 +1,747 @@
+#include "plan_controller.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "handover.h"
+#include "kube_api.h"
+#include "log.h"
+#include "plan_object.h"
+#include "pool.h"
+#include "strmap.h"
+#include "workqueue.h"
+#include "xalloc.h"
+
+/* How long a write may stay unseen by the watch before the controller stops waiting for it. */
+#define PLAN_EXPECTATION_TIMEOUT_MS 30000
+
+struct plan_controller {
+	uv_loop_t *loop;
+	kube_http_t *http;
+	cache_t *cache;
+	events_recorder_t *events;
+	const leader_t *leader;
+	bool dry_run;
+	workqueue_t *queue;
+	uv_timer_t timer;
+	/* Node -> the step annotation our last patch wrote ("" for a removed record). */
+	strmap_t expected;
+	uint64_t expected_since;
+	int in_flight;
+	bool closing;
+	void (*closed)(void *);
+	void *closed_data;
+};
+
+typedef struct {
+	plan_controller_t *pc;
+	char *node;
+	char *what;
+} plan_write_t;
+
+static void plan_controller_schedule(plan_controller_t *pc);
+
+static int64_t plan_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void plan_format_time(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int64_t plan_parse_time(const cJSON *v)
+{
+	if (!cJSON_IsString(v))
+		return 0;
+	struct tm tm = { 0 };
+	const char *end = strptime(v->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return end && *end == '\0' ? (int64_t)timegm(&tm) * 1000 : 0;
+}
+
+static bool plan_may_write(const plan_controller_t *pc)
+{
+	return pc->leader == NULL || leader_is_leader(pc->leader);
+}
+
+/* ---- writes -------------------------------------------------------------- */
+
+static void plan_on_write(const kube_http_response_t *resp, void *data)
+{
+	plan_write_t *w = data;
+	plan_controller_t *pc = w->pc;
+	pc->in_flight--;
+	if (resp->error) {
+		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
+		if (w->node)
+			free(strmap_remove(&pc->expected, w->node));
+	}
+	free(w->node);
+	free(w->what);
+	free(w);
+	plan_controller_poke(pc);
+}
+
+static plan_write_t *plan_write_new(plan_controller_t *pc, const char *node, const char *what)
+{
+	plan_write_t *w = xcalloc(1, sizeof(*w));
+	w->pc = pc;
+	w->node = node ? xstrdup(node) : NULL;
+	w->what = xstrdup(what);
+	return w;
+}
+
+static void plan_node_event(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
+			    const handover_decision_t *d)
+{
+	events_object_ref_t ref = { .api_version = "v1", .kind = "Node", .name = node->meta.name, .uid = node->meta.uid };
+	events_emit(pc->events, &ref, d->warning ? "Warning" : "Normal", d->reason, "Handover", "%s", d->message);
+	events_object_ref_t plan = { .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan", .name = po->meta.name,
+				     .uid = po->meta.uid };
+	events_emit(pc->events, &plan, d->warning ? "Warning" : "Normal", d->reason, "Handover", "%s", d->message);
+}
+
+/* Carry out one node decision. Returns true when a write was started. */
+static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
+			 const handover_decision_t *d)
+{
+	if (d->act == HANDOVER_ACT_NONE)
+		return false;
+	if (d->act == HANDOVER_ACT_REFUSE) {
+		log_warn("node refused", "plan", po->meta.name, "node", node->meta.name, "reason", d->reason, "detail",
+			 d->message);
+		if (!pc->dry_run)
+			plan_node_event(pc, po, node, d);
+		return false;
+	}
+	if (pc->dry_run) {
+		log_info("dry run: would act", "plan", po->meta.name, "node", node->meta.name, "reason", d->reason,
+			 "patch", d->patch ? d->patch : "", "evict", d->evict_name ? d->evict_name : "");
+		return false;
+	}
+	if (d->act == HANDOVER_ACT_PATCH) {
+		log_info("node step", "plan", po->meta.name, "node", node->meta.name, "from", handover_step_name(d->from),
+			 "to", handover_step_name(d->to), "reason", d->reason);
+		char *path = kube_path("v1", "nodes", NULL, node->meta.name, NULL);
+		plan_write_t *w = plan_write_new(pc, node->meta.name, "node patch");
+		/* Expect the record our patch writes: decide again only once the watch shows it. */
+		bool cleared = d->to == HANDOVER_LEGACY;
+		free(strmap_put(&pc->expected, node->meta.name, xstrdup(cleared ? "" : handover_step_name(d->to))));
+		pc->expected_since = uv_now(pc->loop);
+		if (kube_merge_patch(pc->http, path, d->patch, plan_on_write, w) == 0) {
+			pc->in_flight++;
+		} else {
+			free(strmap_remove(&pc->expected, node->meta.name));
+			free(w->node);
+			free(w->what);
+			free(w);
+		}
+		free(path);
+		plan_node_event(pc, po, node, d);
+		return true;
+	}
+	/* HANDOVER_ACT_EVICT */
+	log_info("evicting", "plan", po->meta.name, "node", node->meta.name, "pod", d->evict_name, "namespace", d->evict_ns);
+	plan_write_t *w = plan_write_new(pc, NULL, "eviction");
+	if (kube_evict(pc->http, d->evict_ns, d->evict_name, plan_on_write, w) == 0) {
+		pc->in_flight++;
+	} else {
+		free(w->what);
+		free(w);
+	}
+	plan_node_event(pc, po, node, d);
+	return true;
+}
+
+/* ---- the snapshot ------------------------------------------------------- */
+
+static bool plan_node_matches(const plan_selector_t *sel, const projection_node_t *node)
+{
+	const char *keys[128], *values[128];
+	size_t n = node->n_labels < 128 ? node->n_labels : 128;
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = node->labels[i].key;
+		values[i] = node->labels[i].value;
+	}
+	return plan_selector_matches(sel, keys, values, n);
+}
+
+/* Who still uses devices on the node: pods by node, claims by node. */
+static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
+		       const char ***evictable)
+{
+	memset(use, 0, sizeof(*use));
+	*evictable = NULL;
+	size_t n_ev = 0;
+	const store_t *claims = cache_store(pc->cache, CACHE_CLAIMS);
+	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
+	size_t it = 0;
+	void *v;
+	while (pods && strmap_next(pods, &it, NULL, &v)) {
+		const projection_pod_t *pod = v;
+		bool done = pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED;
+		int64_t count = 0;
+		if (!done && projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) &&
+		    count > 0) {
+			use->plugin_users++;
+			if (!pod->meta.deleting) {
+				*evictable = xrealloc(*evictable, (n_ev + 2) * sizeof(char *));
+				(*evictable)[n_ev++] = pod->meta.namespace;
+				(*evictable)[n_ev++] = pod->meta.name;
+			}
+		}
+		/* A claim the pod names but the cache does not hold cannot be judged: assume it is in use. */
+		for (size_t c = 0; c < pod->n_claims; c++)
+			if (store_get(claims, pod->meta.namespace, pod->claims[c]) == NULL && !done)
+				use->unknown = true;
+	}
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node, node);
+	it = 0;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		if (claim->n_reserved_for == 0)
+			continue;
+		for (size_t r = 0; r < claim->n_results; r++)
+			if (strcmp(claim->results[r].driver, plan->driver) == 0) {
+				use->driver_users++;
+				break;
+			}
+	}
+	use->evictable = *evictable;
+	use->n_evictable = n_ev / 2;
+}
+
+/* What the node's owners advertise: allocatable, and the driver's slices for the node. */
+static void plan_ads(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node, handover_ads_t *ads)
+{
+	memset(ads, 0, sizeof(*ads));
+	ads->allocatable_known =
+		projection_quantity_find(node->allocatable, node->n_allocatable, plan->extended_resource, &ads->allocatable);
+	projection_quantity_find(node->capacity, node->n_capacity, plan->extended_resource, &ads->capacity);
+	const strmap_t *slices = cache_index_get(&pc->cache->slices_by_node, node->meta.name);
+	size_t it = 0;
+	void *v;
+	int64_t generation = -1, expected = 0, seen = 0, devices = 0;
+	while (slices && strmap_next(slices, &it, NULL, &v)) {
+		const projection_slice_t *s = v;
+		if (strcmp(s->driver, plan->driver) != 0)
+			continue;
+		ads->slices_present = true;
+		if (s->pool_generation > generation) {
+			generation = s->pool_generation;
+			expected = s->resource_slice_count;
+			seen = 0;
+			devices = 0;
+		}
+		if (s->pool_generation == generation) {
+			seen++;
+			devices += (int64_t)s->n_devices;
+		}
+	}
+	ads->slices_complete = ads->slices_present && seen == expected;
+	ads->slice_devices = devices;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+static void plan_condition(cJSON *conds, const cJSON *old_status, const char *type, bool status, const char *reason,
+			   const char *message, int64_t generation, const char *now)
+{
+	const char *when = now;
+	const cJSON *old;
+	cJSON_ArrayForEach(old, cJSON_GetObjectItemCaseSensitive(old_status, "conditions"))
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(old, "type");
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(old, "status");
+		const cJSON *lt = cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime");
+		if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0 && cJSON_IsString(s) &&
+		    strcmp(s->valuestring, status ? "True" : "False") == 0 && cJSON_IsString(lt))
+			when = lt->valuestring; /* unchanged: keep when it last changed */
+	}
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "status", status ? "True" : "False");
+	cJSON_AddNumberToObject(c, "observedGeneration", (double)generation);
+	cJSON_AddStringToObject(c, "lastTransitionTime", when);
+	cJSON_AddStringToObject(c, "reason", reason);
+	cJSON_AddStringToObject(c, "message", message);
+	cJSON_AddItemToArray(conds, c);
+}
+
+static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status)
+{
+	/* Compare without the times that only move when something else moved. */
+	if (po->status && cJSON_Compare(po->status, status, true)) {
+		cJSON_Delete(status);
+		return;
+	}
+	cJSON *patch = cJSON_CreateObject();
+	cJSON_AddItemToObject(patch, "status", status);
+	char *body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	if (pc->dry_run) {
+		log_info("dry run: would write status", "plan", po->meta.name, "status", body);
+		free(body);
+		return;
+	}
+	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
+	plan_write_t *w = plan_write_new(pc, NULL, "plan status");
+	if (kube_merge_patch(pc->http, path, body, plan_on_write, w) == 0)
+		pc->in_flight++;
+	else {
+		free(w->what);
+		free(w);
+	}
+	free(path);
+	free(body);
+}
+
+static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po)
+{
+	char now[32];
+	plan_format_time(plan_now_ms(), now, sizeof(now));
+	cJSON *st = cJSON_CreateObject();
+	cJSON_AddStringToObject(st, "phase", "Invalid");
+	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
+	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
+	plan_condition(conds, po->status, "Invalid", true, "SpecInvalid", po->invalid_reason, po->generation, now);
+	plan_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
+	/* Keep what was recorded about pools: a fixed spec resumes from it. */
+	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(po->status, "pools");
+	if (pools)
+		cJSON_AddItemToObject(st, "pools", cJSON_Duplicate(pools, true));
+	plan_write_status(pc, po, st);
+}
+
+/* ---- one plan ------------------------------------------------------------- */
+
+typedef struct {
+	pool_member_t *members;
+	size_t n;
+	pool_output_t out;
+	pool_record_t record;
+	const char **canary_names;
+} plan_pool_run_t;
+
+static int plan_member_cmp(const void *a, const void *b)
+{
+	return strcmp(((const pool_member_t *)a)->node->meta.name, ((const pool_member_t *)b)->node->meta.name);
+}
+
+/* Nodes matched by this pool of po, and whether another pool (of any plan) also matches. */
+static size_t plan_matching_pools(const cache_t *cache, const projection_node_t *node, const plan_object_t **first_plan,
+				  const char **first_pool, const plan_object_t **second_plan, const char **second_pool)
+{
+	size_t matches = 0, it = 0;
+	const void *v;
+	const store_t *plans = cache_store(cache, CACHE_PLANS);
+	while (store_next(plans, &it, &v)) {
+		const plan_object_t *p = v;
+		if (!p->valid)
+			continue;
+		for (size_t i = 0; i < p->plan.n_pools; i++)
+			if (plan_node_matches(&p->plan.pools[i].node_selector, node)) {
+				if (matches == 0) {
+					*first_plan = p;
+					*first_pool = p->plan.pools[i].name;
+				} else if (matches == 1) {
+					*second_plan = p;
+					*second_pool = p->plan.pools[i].name;
+				}
+				matches++;
+			}
+	}
+	return matches;
+}
+
+static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
+{
+	const plan_object_t *po = store_get(cache_store(pc->cache, CACHE_PLANS), NULL, name);
+	if (po == NULL || po->meta.deleting)
+		return;
+	if (!po->valid) {
+		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
+		plan_status_invalid(pc, po);
+		return;
+	}
+	const plan_t *plan = &po->plan;
+	int64_t now = plan_now_ms();
+	char now_s[32];
+	plan_format_time(now, now_s, sizeof(now_s));
+
+	plan_pool_run_t *runs = xcalloc(plan->n_pools, sizeof(*runs));
+	cJSON *conflicts = cJSON_CreateArray();
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	size_t it = 0;
+	const void *v;
+	while (store_next(nodes, &it, &v)) {
+		const projection_node_t *node = v;
+		const plan_object_t *p1 = NULL, *p2 = NULL;
+		const char *pool1 = NULL, *pool2 = NULL;
+		size_t matches = plan_matching_pools(pc->cache, node, &p1, &pool1, &p2, &pool2);
+		if (matches == 0 || (p1 != po && (matches < 2 || p2 != po)))
+			continue;
+		if (matches > 1) {
+			char *msg = xasprintf("%s is matched by pool %s of plan %s and pool %s of plan %s; nothing is done to it",
+					      node->meta.name, pool1, p1->meta.name, pool2, p2->meta.name);
+			cJSON_AddItemToArray(conflicts, cJSON_CreateString(msg));
+			free(msg);
+			continue;
+		}
+		for (size_t i = 0; i < plan->n_pools; i++)
+			if (strcmp(plan->pools[i].name, pool1) == 0) {
+				runs[i].members = xrealloc(runs[i].members, (runs[i].n + 1) * sizeof(pool_member_t));
+				pool_member_t *m = &runs[i].members[runs[i].n++];
+				m->node = node;
+				handover_read(plan, node, &m->state);
+			}
+	}
+
+	bool record_changed = false;
+	size_t not_done_before = 0;
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		plan_pool_run_t *run = &runs[i];
+		qsort(run->members, run->n, sizeof(pool_member_t), plan_member_cmp);
+		const cJSON *rec = plan_object_pool_status(po, plan->pools[i].name);
+		const cJSON *canary = cJSON_GetObjectItemCaseSensitive(rec, "canaryNodes");
+		size_t nc = (size_t)cJSON_GetArraySize(canary);
+		run->canary_names = xcalloc(nc + 1, sizeof(char *));
+		size_t k = 0;
+		const cJSON *c;
+		cJSON_ArrayForEach(c, canary)
+		{
+			if (cJSON_IsString(c))
+				run->canary_names[k++] = c->valuestring;
+		}
+		run->record = (pool_record_t){
+			.canary_nodes = run->canary_names,
+			.n_canary = k,
+			.start_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "startTime")),
+			.bake_start_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "bakeStartTime")),
+			.finish_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "finishTime")),
+		};
+		pool_input_t in = {
+			.plan = plan,
+			.pool = &plan->pools[i],
+			.record = run->record,
+			.members = run->members,
+			.n_members = run->n,
+			.may_start = not_done_before < (size_t)plan->max_concurrent_pools,
+			.frozen = false,
+			.gate_passed = true, /* the SLO gate (issue 6) is not built yet: bake time alone gates */
+			.now_ms = now,
+		};
+		pool_decide(&in, &run->out);
+		if (run->out.phase != POOL_DRA)
+			not_done_before++;
+		record_changed |= run->out.record_changed;
+		if (run->out.requeue_ms && (*requeue_ms == 0 || run->out.requeue_ms < *requeue_ms))
+			*requeue_ms = run->out.requeue_ms;
+	}
+
+	/* Act on nodes only when the pools' records are what the status says (restart safety). */
+	size_t refused = 0, failed_nodes = 0;
+	cJSON *handovers = cJSON_CreateArray();
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		plan_pool_run_t *run = &runs[i];
+		failed_nodes += run->out.n_failed;
+		for (size_t m = 0; m < run->n; m++) {
+			const pool_member_t *mem = &run->members[m];
+			if (mem->state.step != HANDOVER_LEGACY && mem->state.step != HANDOVER_DRA) {
+				cJSON *h = cJSON_CreateObject();
+				cJSON_AddStringToObject(h, "node", mem->node->meta.name);
+				cJSON_AddStringToObject(h, "pool", plan->pools[i].name);
+				cJSON_AddStringToObject(h, "direction", mem->state.direction == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
+				cJSON_AddStringToObject(h, "step", handover_step_name(mem->state.step));
+				char since[32];
+				plan_format_time(mem->state.since_ms, since, sizeof(since));
+				cJSON_AddStringToObject(h, "since", since);
+				if (mem->state.failure)
+					cJSON_AddStringToObject(h, "message", mem->state.failure);
+				cJSON_AddItemToArray(handovers, h);
+			}
+			if (record_changed)
+				continue;
+			handover_usage_t use;
+			handover_ads_t ads;
+			const char **evictable;
+			plan_usage(pc, plan, mem->node->meta.name, &use, &evictable);
+			plan_ads(pc, plan, mem->node, &ads);
+			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
+						 .usage = &use, .ads = &ads, .goal = run->out.goals[m], .now_ms = now };
+			handover_decision_t d;
+			handover_decide(&hin, &d);
+			if (d.act == HANDOVER_ACT_REFUSE)
+				refused++;
+			plan_execute(pc, po, mem->node, &d);
+			if (d.requeue_ms && (*requeue_ms == 0 || d.requeue_ms < *requeue_ms))
+				*requeue_ms = d.requeue_ms;
+			handover_decision_free(&d);
+			free(evictable);
+		}
+	}
+
+	/* The status: what each pool is doing, and the plan's conditions. */
+	cJSON *st = cJSON_CreateObject();
+	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
+	bool any_failed = false, any_rolling = false, any_progress = false, all_legacy = true;
+	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
+	const char *active_phase = NULL;
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		plan_pool_run_t *run = &runs[i];
+		pool_phase_t ph = run->out.phase;
+		pools_dra += ph == POOL_DRA;
+		nodes_dra += run->out.n_dra;
+		nodes_total += run->n;
+		any_failed |= ph == POOL_FAILED;
+		any_rolling |= ph == POOL_ROLLING_BACK;
+		any_progress |= ph == POOL_CANARY || ph == POOL_EXPANDING || ph == POOL_ROLLING_BACK;
+		all_legacy &= ph == POOL_LEGACY;
+		if (active_phase == NULL && ph != POOL_DRA && ph != POOL_LEGACY)
+			active_phase = pool_phase_name(ph);
+		const cJSON *old = plan_object_pool_status(po, plan->pools[i].name);
+		const cJSON *old_phase = cJSON_GetObjectItemCaseSensitive(old, "phase");
+		if (!pc->dry_run && (!cJSON_IsString(old_phase) || strcmp(old_phase->valuestring, pool_phase_name(ph)) != 0)) {
+			events_object_ref_t ref = { .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
+						    .name = po->meta.name, .uid = po->meta.uid };
+			events_emit(pc->events, &ref, ph == POOL_FAILED ? "Warning" : "Normal", "PoolPhaseChanged", "Migrate",
+				    "pool %s: %s -> %s: %s", plan->pools[i].name,
+				    cJSON_IsString(old_phase) ? old_phase->valuestring : "(new)", pool_phase_name(ph),
+				    run->out.message ? run->out.message : "");
+		}
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "name", plan->pools[i].name);
+		cJSON_AddStringToObject(p, "phase", pool_phase_name(ph));
+		cJSON *counts = cJSON_AddObjectToObject(p, "nodes");
+		cJSON_AddNumberToObject(counts, "legacy", (double)run->out.n_legacy);
+		cJSON_AddNumberToObject(counts, "inHandover", (double)run->out.n_handover);
+		cJSON_AddNumberToObject(counts, "dra", (double)run->out.n_dra);
+		cJSON_AddNumberToObject(counts, "failed", (double)run->out.n_failed);
+		cJSON_AddNumberToObject(counts, "total", (double)run->n);
+		cJSON *batch = cJSON_AddArrayToObject(p, "currentBatch");
+		for (size_t m = 0; m < run->n; m++)
+			if (run->members[m].state.step != HANDOVER_LEGACY && run->members[m].state.step != HANDOVER_DRA &&
+			    run->members[m].state.step != HANDOVER_FAILED)
+				cJSON_AddItemToArray(batch, cJSON_CreateString(run->members[m].node->meta.name));
+		cJSON *canary = cJSON_AddArrayToObject(p, "canaryNodes");
+		for (size_t c = 0; c < run->out.record.n_canary; c++)
+			cJSON_AddItemToArray(canary, cJSON_CreateString(run->out.record.canary_nodes[c]));
+		char t[32];
+		if (run->out.record.start_ms) {
+			plan_format_time(run->out.record.start_ms, t, sizeof(t));
+			cJSON_AddStringToObject(p, "startTime", t);
+		}
+		if (run->out.record.bake_start_ms) {
+			plan_format_time(run->out.record.bake_start_ms, t, sizeof(t));
+			cJSON_AddStringToObject(p, "bakeStartTime", t);
+		}
+		if (run->out.record.finish_ms) {
+			plan_format_time(run->out.record.finish_ms, t, sizeof(t));
+			cJSON_AddStringToObject(p, "finishTime", t);
+		}
+		cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
+		cJSON_AddItemToArray(pools, p);
+	}
+	const char *phase = any_failed ? "Failed"
+			    : any_rolling ? "RollingBack"
+			    : plan->paused ? "Paused"
+			    : pools_dra == plan->n_pools ? "DRA"
+			    : all_legacy ? "Legacy"
+			    : active_phase ? active_phase : "Expanding";
+	cJSON_AddStringToObject(st, "phase", phase);
+	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%zu/%zu", pools_dra, plan->n_pools);
+	cJSON_AddStringToObject(st, "poolsOnDRA", buf);
+	snprintf(buf, sizeof(buf), "%zu/%zu", nodes_dra, nodes_total);
+	cJSON_AddStringToObject(st, "nodesOnDRA", buf);
+	cJSON_AddBoolToObject(st, "frozen", false);
+	cJSON_AddItemToObject(st, "handovers", handovers);
+	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
+	bool ready = pools_dra == plan->n_pools;
+	plan_condition(conds, po->status, "Ready", ready, ready ? "AllPoolsOnDRA" : "Migrating",
+		       ready ? "every pool is owned by the DRA driver" : "not every pool is on DRA yet", po->generation, now_s);
+	plan_condition(conds, po->status, "Progressing", any_progress, any_progress ? "NodesMoving" : "Idle",
+		       any_progress ? "nodes are being handed over" : "no handover under way", po->generation, now_s);
+	plan_condition(conds, po->status, "Paused", plan->paused, plan->paused ? "SpecPaused" : "NotPaused",
+		       plan->paused ? "spec.paused is true: no node starts a handover" : "running", po->generation, now_s);
+	plan_condition(conds, po->status, "Frozen", false, "NotFrozen", "no SLO breach", po->generation, now_s);
+	bool degraded = any_failed || refused > 0 || cJSON_GetArraySize(conflicts) > 0;
+	char *degraded_msg;
+	if (cJSON_GetArraySize(conflicts) > 0)
+		degraded_msg = xstrdup(cJSON_GetArrayItem(conflicts, 0)->valuestring);
+	else if (failed_nodes || refused)
+		degraded_msg = xasprintf("%zu node(s) failed, %zu node(s) refused (see the nodes' Events)", failed_nodes, refused);
+	else
+		degraded_msg = xstrdup("all nodes healthy");
+	plan_condition(conds, po->status, "Degraded", degraded,
+		       cJSON_GetArraySize(conflicts) > 0 ? "NodeInTwoPools" : degraded ? "NodeProblems" : "Healthy",
+		       degraded_msg, po->generation, now_s);
+	free(degraded_msg);
+	plan_condition(conds, po->status, "Invalid", false, "SpecValid", "the spec is valid", po->generation, now_s);
+	cJSON_Delete(conflicts);
+	plan_write_status(pc, po, st);
+
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		pool_output_free(&runs[i].out);
+		free(runs[i].members);
+		free(runs[i].canary_names);
+	}
+	free(runs);
+}
+
+/* ---- the queue -------------------------------------------------------------- */
+
+/* Our own writes must show in the caches before the next decision. */
+static bool plan_expectations_met(plan_controller_t *pc)
+{
+	if (strmap_size(&pc->expected) == 0)
+		return true;
+	if (uv_now(pc->loop) - pc->expected_since > PLAN_EXPECTATION_TIMEOUT_MS) {
+		log_warn("writes not seen in the caches in time; deciding from what they show");
+		strmap_clear(&pc->expected, free);
+		return true;
+	}
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	size_t it = 0;
+	const char *node_name;
+	void *v;
+	const char *seen_keys[64];
+	size_t n_seen = 0;
+	while (strmap_next(&pc->expected, &it, &node_name, &v)) {
+		const projection_node_t *node = store_get(nodes, NULL, node_name);
+		const char *step = NULL;
+		for (size_t a = 0; node && a < node->n_annotations; a++)
+			if (strcmp(node->annotations[a].key, HANDOVER_ANN_STEP) == 0)
+				step = node->annotations[a].value;
+		const char *want = v;
+		if (node == NULL || (want[0] == '\0' ? step == NULL : (step && strcmp(step, want) == 0)))
+			if (n_seen < 64)
+				seen_keys[n_seen++] = node_name;
+	}
+	for (size_t i = 0; i < n_seen; i++) {
+		char *key = xstrdup(seen_keys[i]);
+		free(strmap_remove(&pc->expected, key));
+		free(key);
+	}
+	return strmap_size(&pc->expected) == 0;
+}
+
+static void plan_on_timer(uv_timer_t *t)
+{
+	plan_controller_t *pc = t->data;
+	if (pc->closing)
+		return;
+	uint64_t now = uv_now(pc->loop);
+	if (!cache_synced(pc->cache) || !plan_may_write(pc) || pc->in_flight > 0 || !plan_expectations_met(pc)) {
+		if (pc->in_flight == 0)
+			uv_timer_start(&pc->timer, plan_on_timer, 200, 0);
+		return;
+	}
+	const char *key;
+	while ((key = workqueue_get(pc->queue, now)) != NULL) {
+		char *name = xstrdup(key);
+		uint64_t requeue = 0;
+		uint64_t started = uv_hrtime();
+		plan_reconcile(pc, name, &requeue);
+		char ms[24];
+		snprintf(ms, sizeof(ms), "%.1f", (double)(uv_hrtime() - started) / 1e6);
+		log_debug("reconciled", "plan", name, "ms", ms);
+		workqueue_done(pc->queue, name);
+		workqueue_forget(pc->queue, name);
+		if (requeue)
+			workqueue_add_after(pc->queue, name, requeue, now);
+		free(name);
+		if (pc->in_flight > 0)
+			break; /* decide again once these writes are seen */
+	}
+	plan_controller_schedule(pc);
+}
+
+static void plan_controller_schedule(plan_controller_t *pc)
+{
+	if (pc->closing || pc->in_flight > 0)
+		return;
+	uint64_t due = workqueue_next_due(pc->queue, uv_now(pc->loop));
+	if (due == UINT64_MAX)
+		return;
+	uv_timer_start(&pc->timer, plan_on_timer, due < 50 ? 50 : due, 0);
+}
+
+void plan_controller_poke(plan_controller_t *pc)
+{
+	if (pc->closing)
+		return;
+	uint64_t now = uv_now(pc->loop);
+	size_t it = 0;
+	const void *v;
+	const reflector_t *r = cache_reflector(pc->cache, CACHE_PLANS);
+	if (r == NULL)
+		return;
+	const store_t *plans = reflector_store(r);
+	while (store_next(plans, &it, &v))
+		workqueue_add(pc->queue, ((const plan_object_t *)v)->meta.name, now);
+	if (pc->in_flight == 0)
+		plan_controller_schedule(pc);
+}
+
+plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
+				       bool dry_run)
+{
+	plan_controller_t *pc = xcalloc(1, sizeof(*pc));
+	pc->loop = loop;
+	pc->http = http;
+	pc->cache = cache;
+	pc->events = events;
+	pc->dry_run = dry_run;
+	pc->queue = workqueue_new(5, 1000000);
+	pc->expected = (strmap_t)STRMAP_INIT;
+	uv_timer_init(loop, &pc->timer);
+	pc->timer.data = pc;
+	return pc;
+}
+
+void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader)
+{
+	pc->leader = leader;
+}
+
+static void plan_controller_free(uv_handle_t *h)
+{
+	plan_controller_t *pc = h->data;
+	void (*done)(void *) = pc->closed;
+	void *data = pc->closed_data;
+	workqueue_free(pc->queue);
+	strmap_clear(&pc->expected, free);
+	free(pc);
+	if (done)
+		done(data);
+}
+
+static void plan_controller_drain(uv_timer_t *t)
+{
+	plan_controller_t *pc = t->data;
+	if (pc->in_flight > 0) {
+		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
+		return;
+	}
+	uv_close((uv_handle_t *)&pc->timer, plan_controller_free);
+}
+
+void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void *data)
+{
+	pc->closing = true;
+	pc->closed = done;
+	pc->closed_data = data;
+	uv_timer_stop(&pc->timer);
+	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
+}

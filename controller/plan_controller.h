@@ -1,0 +1,33 @@
+/*
+ * Executes the reconcilers' decisions for every MigrationPlan: reads the
+ * caches into a snapshot, asks pool_decide() and handover_decide() what to
+ * do, performs the writes (node patches, evictions, the plan's status,
+ * Events), and waits until the caches show its own writes before deciding
+ * again, so a decision never rests on a state older than the last action.
+ *
+ * Only the leader writes. With dry_run it logs each action it would take and
+ * writes nothing.
+ */
+#ifndef DRASHIFT_PLAN_CONTROLLER_H
+#define DRASHIFT_PLAN_CONTROLLER_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "cache.h"
+#include "events.h"
+#include "kube_http.h"
+#include "leader.h"
+
+typedef struct plan_controller plan_controller_t;
+
+plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache,
+				       events_recorder_t *events, bool dry_run);
+/* The leader elector gating writes; NULL: this process always writes (no election). */
+void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
+/* Something in the caches changed: every plan is looked at again (few plans, cheap). */
+void plan_controller_poke(plan_controller_t *pc);
+/* Stop; done runs from the loop once nothing is in flight and memory is freed. */
+void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void *data);
+
+#endif

@@ -1,0 +1,85 @@
+#include "plan_object.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static char *plan_object_string(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+}
+
+/*
+ * A plan that fails validation is still cached (valid = false): the
+ * controller must be able to say so in its status, and must never act on it.
+ */
+static int plan_object_decode(const cJSON *obj, void *out, char *err, size_t errlen)
+{
+	plan_object_t *p = out;
+	memset(p, 0, sizeof(*p));
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	p->meta.name = plan_object_string(md, "name");
+	if (p->meta.name == NULL || p->meta.name[0] == '\0') {
+		free(p->meta.name);
+		snprintf(err, errlen, "metadata.name: missing");
+		return -1;
+	}
+	p->meta.uid = plan_object_string(md, "uid");
+	p->meta.resource_version = plan_object_string(md, "resourceVersion");
+	p->meta.deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
+	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
+	p->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
+	char why[512];
+	if (plan_decode(obj, &p->plan, why, sizeof(why)) == 0) {
+		p->valid = true;
+	} else {
+		p->invalid_reason = xstrdup(why);
+	}
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+	if (cJSON_IsObject(status))
+		p->status = cJSON_Duplicate(status, true);
+	return 0;
+}
+
+static void plan_object_release(void *proj)
+{
+	plan_object_t *p = proj;
+	free(p->meta.name);
+	free(p->meta.uid);
+	free(p->meta.resource_version);
+	free(p->invalid_reason);
+	if (p->valid)
+		plan_free(&p->plan);
+	cJSON_Delete(p->status);
+}
+
+static size_t plan_object_bytes(const void *proj)
+{
+	(void)proj;
+	return sizeof(plan_object_t); /* a handful of plans: not worth counting their parts */
+}
+
+const store_kind_t store_kind_plans = {
+	.resource = "migrationplans",
+	.path = "/apis/drashift.io/v1alpha1/migrationplans",
+	.size = sizeof(plan_object_t),
+	.decode = plan_object_decode,
+	.release = plan_object_release,
+	.bytes = plan_object_bytes,
+};
+
+const cJSON *plan_object_pool_status(const plan_object_t *p, const char *pool_name)
+{
+	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(p->status, "pools");
+	const cJSON *pool;
+	cJSON_ArrayForEach(pool, pools)
+	{
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(pool, "name");
+		if (cJSON_IsString(name) && strcmp(name->valuestring, pool_name) == 0)
+			return pool;
+	}
+	return NULL;
+}

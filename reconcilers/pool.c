@@ -1,0 +1,245 @@
+#include "pool.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static const char *const pool_phase_names[POOL_PHASES] = {
+	[POOL_LEGACY] = "Legacy",       [POOL_CANARY] = "Canary", [POOL_EXPANDING] = "Expanding",
+	[POOL_DRA] = "DRA",             [POOL_PAUSED] = "Paused", [POOL_FROZEN] = "Frozen",
+	[POOL_ROLLING_BACK] = "RollingBack", [POOL_FAILED] = "Failed",
+};
+
+const char *pool_phase_name(pool_phase_t phase)
+{
+	return phase < POOL_PHASES ? pool_phase_names[phase] : "Unknown";
+}
+
+int pool_phase_parse(const char *name)
+{
+	for (int i = 0; i < POOL_PHASES; i++)
+		if (strcmp(name, pool_phase_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static bool pool_in_canary(const pool_record_t *rec, const char *node)
+{
+	for (size_t i = 0; i < rec->n_canary; i++)
+		if (strcmp(rec->canary_nodes[i], node) == 0)
+			return true;
+	return false;
+}
+
+static bool pool_in_flight(const handover_state_t *st)
+{
+	return st->step != HANDOVER_LEGACY && st->step != HANDOVER_DRA && st->step != HANDOVER_FAILED;
+}
+
+/*
+ * The canary: nodes already past Legacy first (a restart, or a status that
+ * was lost, must not leave a half-moved node out of the set), then the rest
+ * by name, up to the canary size.
+ */
+static void pool_choose_canary(const pool_input_t *in, pool_output_t *out)
+{
+	size_t want = plan_canary_size(in->pool, in->n_members);
+	const char **names = xcalloc(want ? want : 1, sizeof(char *));
+	size_t n = 0;
+	for (int pass = 0; pass < 2 && n < want; pass++)
+		for (size_t i = 0; i < in->n_members && n < want; i++) {
+			bool moved = in->members[i].state.step != HANDOVER_LEGACY;
+			if ((pass == 0) == moved)
+				names[n++] = in->members[i].node->meta.name;
+		}
+	out->record.canary_nodes = names;
+	out->record.n_canary = n;
+}
+
+static void pool_message(pool_output_t *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void pool_message(pool_output_t *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(out->message);
+	if (vasprintf(&out->message, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+}
+
+/* Let up to the free maxUnavailable slots start towards goal, in name order; in-flight nodes go on. */
+static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_only, int32_t max_unavailable)
+{
+	size_t in_flight = 0;
+	for (size_t i = 0; i < in->n_members; i++)
+		if (pool_in_flight(&in->members[i].state))
+			in_flight++;
+	size_t slots = (size_t)max_unavailable > in_flight ? (size_t)max_unavailable - in_flight : 0;
+	for (size_t i = 0; i < in->n_members; i++) {
+		const pool_member_t *m = &in->members[i];
+		if (canary_only && !pool_in_canary(&out->record, m->node->meta.name))
+			continue;
+		if (pool_in_flight(&m->state)) {
+			out->goals[i] = HANDOVER_GOAL_DRA;
+		} else if (m->state.step == HANDOVER_LEGACY && slots > 0) {
+			out->goals[i] = HANDOVER_GOAL_DRA;
+			slots--;
+		}
+	}
+}
+
+void pool_decide(const pool_input_t *in, pool_output_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->goals = xcalloc(in->n_members ? in->n_members : 1, sizeof(handover_goal_t));
+	out->record = in->record;
+	/* The canary list is re-pointed at member names so the output owns only the array. */
+	const char **canary = xcalloc(in->record.n_canary + 1, sizeof(char *));
+	size_t nc = 0;
+	for (size_t i = 0; i < in->n_members; i++)
+		if (pool_in_canary(&in->record, in->members[i].node->meta.name))
+			canary[nc++] = in->members[i].node->meta.name;
+	out->record.canary_nodes = canary;
+	out->record.n_canary = nc;
+
+	size_t in_flight = 0;
+	for (size_t i = 0; i < in->n_members; i++) {
+		out->goals[i] = HANDOVER_GOAL_STAY;
+		switch (in->members[i].state.step) {
+		case HANDOVER_LEGACY:
+			out->n_legacy++;
+			break;
+		case HANDOVER_DRA:
+			out->n_dra++;
+			break;
+		case HANDOVER_FAILED:
+			out->n_failed++;
+			break;
+		default:
+			out->n_handover++;
+			in_flight++;
+			break;
+		}
+	}
+
+	if (in->plan->rollback_all || in->pool->rollback) {
+		if (out->n_dra == 0 && out->n_handover == 0 && out->n_failed == 0) {
+			out->phase = POOL_LEGACY;
+			out->record_changed = out->record.n_canary > 0 || out->record.start_ms || out->record.bake_start_ms ||
+					      out->record.finish_ms;
+			free(canary);
+			out->record = (pool_record_t){ 0 };
+			out->record.canary_nodes = xcalloc(1, sizeof(char *));
+			pool_message(out, "rolled back: the device plugin owns every node");
+			return;
+		}
+		/* One node at a time; nodes under way turn around at once. */
+		out->phase = POOL_ROLLING_BACK;
+		bool started = in_flight > 0;
+		for (size_t i = 0; i < in->n_members; i++) {
+			const handover_state_t *st = &in->members[i].state;
+			if (pool_in_flight(st)) {
+				out->goals[i] = HANDOVER_GOAL_LEGACY;
+			} else if ((st->step == HANDOVER_DRA || st->step == HANDOVER_FAILED) && !started) {
+				out->goals[i] = HANDOVER_GOAL_LEGACY;
+				started = true;
+			}
+		}
+		pool_message(out, "rolling back one node at a time: %zu on DRA, %zu in handover, %zu failed",
+			     out->n_dra, out->n_handover, out->n_failed);
+		return;
+	}
+	if (in->plan->paused) {
+		out->phase = POOL_PAUSED;
+		pool_message(out, "paused by spec.paused: handovers under way finish, none start");
+		return;
+	}
+	if (in->frozen) {
+		out->phase = POOL_FROZEN;
+		pool_message(out, "frozen by an SLO breach: no node starts until a person lifts the freeze");
+		return;
+	}
+	if (out->n_failed > 0) {
+		out->phase = POOL_FAILED;
+		pool_message(out, "%zu node(s) failed their handover; expansion stopped (see the nodes' Events, or roll back)",
+			     out->n_failed);
+		return;
+	}
+	if (in->n_members > 0 && out->n_dra == in->n_members) {
+		out->phase = POOL_DRA;
+		if (out->record.finish_ms == 0) {
+			out->record.finish_ms = in->now_ms;
+			out->record_changed = true;
+		}
+		pool_message(out, "all %zu nodes are owned by the DRA driver", in->n_members);
+		return;
+	}
+	if (!in->may_start && out->n_dra == 0 && out->n_handover == 0) {
+		out->phase = POOL_LEGACY;
+		pool_message(out, in->n_members ? "waiting for its turn in the plan's pool order" : "no node matches the pool's selector");
+		return;
+	}
+	if (in->n_members == 0) {
+		out->phase = POOL_LEGACY;
+		pool_message(out, "no node matches the pool's selector");
+		return;
+	}
+	if (out->record.n_canary == 0) {
+		free(canary);
+		pool_choose_canary(in, out);
+		out->record.start_ms = out->record.start_ms ? out->record.start_ms : in->now_ms;
+		out->record_changed = true;
+		out->phase = POOL_CANARY;
+		pool_message(out, "canary chosen: %zu node(s); recording before the first handover", out->record.n_canary);
+		return;
+	}
+
+	bool canary_done = true;
+	bool beyond_canary = false;
+	for (size_t i = 0; i < in->n_members; i++) {
+		bool is_canary = pool_in_canary(&out->record, in->members[i].node->meta.name);
+		if (is_canary && in->members[i].state.step != HANDOVER_DRA)
+			canary_done = false;
+		if (!is_canary && in->members[i].state.step != HANDOVER_LEGACY)
+			beyond_canary = true;
+	}
+	if (canary_done && out->record.bake_start_ms == 0) {
+		out->record.bake_start_ms = in->now_ms;
+		out->record_changed = true;
+		out->phase = POOL_CANARY;
+		pool_message(out, "canary on DRA; baking for %llu s", (unsigned long long)(in->pool->bake_ms / 1000));
+		return;
+	}
+	bool baked = canary_done && in->now_ms - out->record.bake_start_ms >= (int64_t)in->pool->bake_ms;
+	if (beyond_canary || (baked && in->gate_passed)) {
+		out->phase = POOL_EXPANDING;
+		pool_assign(in, out, false, in->pool->max_unavailable);
+		pool_message(out, "expanding: %zu of %zu nodes on DRA, %zu in handover (maxUnavailable %d)", out->n_dra,
+			     in->n_members, out->n_handover, in->pool->max_unavailable);
+		return;
+	}
+	out->phase = POOL_CANARY;
+	if (!canary_done) {
+		pool_assign(in, out, true, in->pool->max_unavailable);
+		pool_message(out, "canary: %zu of %zu canary node(s) on DRA", out->n_dra, out->record.n_canary);
+	} else if (!baked) {
+		int64_t left = out->record.bake_start_ms + (int64_t)in->pool->bake_ms - in->now_ms;
+		out->requeue_ms = (uint64_t)left;
+		pool_message(out, "canary baking: %lld s left", (long long)(left + 999) / 1000);
+	} else {
+		out->requeue_ms = 10000;
+		pool_message(out, "canary baked; waiting for the SLO gate to pass (inconclusive is not a pass)");
+	}
+}
+
+void pool_output_free(pool_output_t *out)
+{
+	free(out->goals);
+	free((void *)out->record.canary_nodes);
+	free(out->message);
+	memset(out, 0, sizeof(*out));
+}

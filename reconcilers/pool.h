@@ -1,0 +1,82 @@
+/*
+ * A pool's phase, and which of its nodes may move now (DESIGN.md section 4).
+ *
+ *   Legacy -> Canary -> (bake, gate) -> Expanding -> DRA
+ *   any -> Paused (spec.paused) / Frozen (SLO breach) / Failed (a node failed)
+ *   any -> RollingBack (spec.rollback) -> Legacy
+ *
+ * The durable state is split between the nodes (their handover records) and
+ * the plan's status (the canary set and the bake start). pool_decide() never
+ * starts a node before the status that justifies it is recorded: when the
+ * record must change (the canary is chosen, the bake starts), the output says
+ * so and holds every node; the controller writes the status and decides again.
+ *
+ * Concurrency comes from recorded state only: nodes whose records say they
+ * are in a handover count against maxUnavailable, whatever this process
+ * remembers.
+ */
+#ifndef DRASHIFT_POOL_H
+#define DRASHIFT_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "handover.h"
+#include "plan.h"
+
+typedef enum {
+	POOL_LEGACY,
+	POOL_CANARY,
+	POOL_EXPANDING,
+	POOL_DRA,
+	POOL_PAUSED,
+	POOL_FROZEN,
+	POOL_ROLLING_BACK,
+	POOL_FAILED,
+	POOL_PHASES,
+} pool_phase_t;
+
+const char *pool_phase_name(pool_phase_t phase);
+int pool_phase_parse(const char *name); /* -1: unknown */
+
+/* What the plan's status recorded about a pool. Strings are borrowed. */
+typedef struct {
+	const char *const *canary_nodes;
+	size_t n_canary;
+	int64_t start_ms;      /* 0: not started */
+	int64_t bake_start_ms; /* 0: canary not complete yet */
+	int64_t finish_ms;     /* 0: not on DRA */
+} pool_record_t;
+
+typedef struct {
+	const projection_node_t *node;
+	handover_state_t state;
+} pool_member_t;
+
+typedef struct {
+	const plan_t *plan;
+	const plan_pool_t *pool;
+	pool_record_t record;
+	const pool_member_t *members; /* sorted by node name */
+	size_t n_members;
+	bool may_start; /* plan order and maxConcurrentPools let this pool migrate now */
+	bool frozen;    /* an SLO breach froze the pool */
+	bool gate_passed; /* the canary's SLO gate passed (inconclusive is not a pass) */
+	int64_t now_ms;
+} pool_input_t;
+
+typedef struct {
+	pool_phase_t phase;
+	handover_goal_t *goals; /* one per member */
+	pool_record_t record;   /* the record to write; canary names point into members */
+	bool record_changed;    /* write the status before any node moves */
+	size_t n_legacy, n_handover, n_dra, n_failed;
+	char *message;
+	uint64_t requeue_ms;    /* decide again after this long (bake end); 0: on change only */
+} pool_output_t;
+
+void pool_decide(const pool_input_t *in, pool_output_t *out);
+void pool_output_free(pool_output_t *out);
+
+#endif

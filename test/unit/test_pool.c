@@ -1,0 +1,249 @@
+/*
+ * Pool phases and who may move: the canary is recorded before anyone moves,
+ * bakes, passes its gate, then the pool expands within maxUnavailable;
+ * pause, failure and rollback behave as DESIGN.md section 4 says.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+#define NOW 1764441600000LL
+#define MIN 60000LL
+
+static plan_pool_t pool_a = { .name = "a", .canary_nodes = 1, .max_unavailable = 1, .bake_ms = 10 * MIN };
+static plan_t plan = { .name = "gpu", .pools = &pool_a, .n_pools = 1 };
+
+static char names[16][32];
+static projection_node_t nodes[16];
+static pool_member_t members[16];
+
+static size_t setup_members(const char *states)
+{
+	size_t n = strlen(states);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "gpu-%02zu", i);
+		nodes[i] = (projection_node_t){ .meta = { .name = names[i] } };
+		members[i] = (pool_member_t){ .node = &nodes[i] };
+		handover_step_t step = HANDOVER_LEGACY;
+		switch (states[i]) {
+		case 'L': step = HANDOVER_LEGACY; break;
+		case 'D': step = HANDOVER_DRA; break;
+		case 'h': step = HANDOVER_DRIVER_ON; break; /* in flight towards DRA */
+		case 'r': step = HANDOVER_DRAINING_DRA; members[i].state.direction = HANDOVER_TO_LEGACY; break;
+		case 'F': step = HANDOVER_FAILED; break;
+		}
+		members[i].state.step = step;
+	}
+	return n;
+}
+
+static void decide(const char *states, pool_record_t rec, bool gate, pool_output_t *out)
+{
+	size_t n = setup_members(states);
+	pool_input_t in = { .plan = &plan, .pool = &pool_a, .record = rec, .members = members, .n_members = n,
+			    .may_start = true, .gate_passed = gate, .now_ms = NOW };
+	pool_decide(&in, out);
+}
+
+/* Goals as a string: D (to DRA), L (to legacy), . (stay). */
+static void goals(const pool_output_t *out, size_t n, char *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = out->goals[i] == HANDOVER_GOAL_DRA ? 'D' : out->goals[i] == HANDOVER_GOAL_LEGACY ? 'L' : '.';
+	buf[n] = '\0';
+}
+
+static const char *const canary0[] = { "gpu-00" };
+
+static void test_canary_is_recorded_before_anyone_moves(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	char g[17];
+	decide("LLLL", (pool_record_t){ 0 }, false, &out);
+	assert_int_equal(out.phase, POOL_CANARY);
+	assert_true(out.record_changed);
+	assert_int_equal(out.record.n_canary, 1);
+	assert_string_equal(out.record.canary_nodes[0], "gpu-00");
+	assert_int_equal(out.record.start_ms, NOW);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
+	/* Recorded: now the canary (and only the canary) moves. */
+	pool_a.max_unavailable = 3;
+	decide("LLLL", (pool_record_t){ .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW }, false, &out);
+	goals(&out, 4, g);
+	assert_string_equal(g, "D...");
+	assert_false(out.record_changed);
+	pool_output_free(&out);
+	pool_a.max_unavailable = 1;
+}
+
+static void test_canary_prefers_nodes_already_moved(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	decide("LLhL", (pool_record_t){ 0 }, false, &out); /* status lost after a node started */
+	assert_int_equal(out.record.n_canary, 1);
+	assert_string_equal(out.record.canary_nodes[0], "gpu-02");
+	pool_output_free(&out);
+}
+
+static void test_bake_then_gate_then_expand(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	char g[17];
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - MIN };
+	decide("DLLL", rec, true, &out); /* canary done: the bake start is recorded first */
+	assert_int_equal(out.phase, POOL_CANARY);
+	assert_true(out.record_changed);
+	assert_int_equal(out.record.bake_start_ms, NOW);
+	pool_output_free(&out);
+
+	rec.bake_start_ms = NOW - 5 * MIN; /* half-baked */
+	decide("DLLL", rec, true, &out);
+	assert_int_equal(out.phase, POOL_CANARY);
+	assert_int_equal(out.requeue_ms, 5 * MIN);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
+	rec.bake_start_ms = NOW - 11 * MIN; /* baked, but the gate is inconclusive */
+	decide("DLLL", rec, false, &out);
+	assert_int_equal(out.phase, POOL_CANARY);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
+	pool_a.max_unavailable = 2;
+	decide("DLLL", rec, true, &out); /* gate passed: expand two at a time */
+	assert_int_equal(out.phase, POOL_EXPANDING);
+	goals(&out, 4, g);
+	assert_string_equal(g, ".DD.");
+	pool_output_free(&out);
+
+	decide("DhLL", rec, false, &out); /* expanding goes on once begun, even if the gate wobbles */
+	assert_int_equal(out.phase, POOL_EXPANDING);
+	goals(&out, 4, g);
+	assert_string_equal(g, ".DD.");
+	pool_output_free(&out);
+	pool_a.max_unavailable = 1;
+}
+
+static void test_max_unavailable_never_exceeded(void **state)
+{
+	(void)state;
+	const char alphabet[] = "LDhF";
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = 1, .bake_start_ms = NOW - 60 * MIN };
+	srand(3);
+	for (int round = 0; round < 20000; round++) {
+		char states[9];
+		size_t n = 1 + (size_t)(rand() % 8);
+		for (size_t i = 0; i < n; i++)
+			states[i] = alphabet[rand() % 3]; /* no failures: they stop the pool */
+		states[n] = '\0';
+		pool_a.max_unavailable = 1 + rand() % 3;
+		pool_output_t out;
+		decide(states, rec, true, &out);
+		size_t moving = 0, in_flight = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (states[i] == 'h')
+				in_flight++;
+			if (out.goals[i] == HANDOVER_GOAL_DRA)
+				moving++;
+		}
+		size_t bound = in_flight > (size_t)pool_a.max_unavailable ? in_flight : (size_t)pool_a.max_unavailable;
+		if (moving > bound)
+			fail_msg("%s, maxUnavailable %d: %zu nodes moving", states, pool_a.max_unavailable, moving);
+		pool_output_free(&out);
+	}
+	pool_a.max_unavailable = 1;
+}
+
+static void test_done_paused_failed_waiting(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	char g[17];
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = 1, .bake_start_ms = 1 };
+	decide("DDDD", rec, true, &out);
+	assert_int_equal(out.phase, POOL_DRA);
+	assert_int_equal(out.record.finish_ms, NOW);
+	assert_true(out.record_changed);
+	pool_output_free(&out);
+
+	plan.paused = true;
+	decide("DhLL", rec, true, &out);
+	assert_int_equal(out.phase, POOL_PAUSED);
+	goals(&out, 4, g);
+	assert_string_equal(g, "...."); /* STAY: the node under way finishes its handover by itself */
+	pool_output_free(&out);
+	plan.paused = false;
+
+	decide("DFLL", rec, true, &out);
+	assert_int_equal(out.phase, POOL_FAILED);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
+	size_t n = setup_members("LLLL");
+	pool_input_t in = { .plan = &plan, .pool = &pool_a, .members = members, .n_members = n, .may_start = false, .now_ms = NOW };
+	pool_decide(&in, &out);
+	assert_int_equal(out.phase, POOL_LEGACY);
+	assert_false(out.record_changed);
+	pool_output_free(&out);
+}
+
+static void test_rollback_one_node_at_a_time(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	char g[17];
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = 1, .bake_start_ms = 1, .finish_ms = 1 };
+	pool_a.rollback = true;
+	decide("DDDD", rec, true, &out);
+	assert_int_equal(out.phase, POOL_ROLLING_BACK);
+	goals(&out, 4, g);
+	assert_string_equal(g, "L...");
+	pool_output_free(&out);
+
+	decide("DrDD", rec, true, &out); /* one under way: it goes on, nobody else starts */
+	goals(&out, 4, g);
+	assert_string_equal(g, ".L..");
+	pool_output_free(&out);
+
+	decide("hDDD", rec, true, &out); /* a node half-way to DRA turns around */
+	goals(&out, 4, g);
+	assert_string_equal(g, "L...");
+	pool_output_free(&out);
+
+	decide("LLLL", rec, true, &out); /* all back: Legacy, and the record is cleared */
+	assert_int_equal(out.phase, POOL_LEGACY);
+	assert_true(out.record_changed);
+	assert_int_equal(out.record.n_canary, 0);
+	assert_int_equal(out.record.finish_ms, 0);
+	pool_output_free(&out);
+	pool_a.rollback = false;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_canary_is_recorded_before_anyone_moves),
+		cmocka_unit_test(test_canary_prefers_nodes_already_moved),
+		cmocka_unit_test(test_bake_then_gate_then_expand),
+		cmocka_unit_test(test_max_unavailable_never_exceeded),
+		cmocka_unit_test(test_done_paused_failed_waiting),
+		cmocka_unit_test(test_rollback_one_node_at_a_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
