@@ -29,6 +29,8 @@ struct plan_controller {
 	uv_timer_t timer;
 	/* Node -> the step annotation our last patch wrote ("" for a removed record). */
 	strmap_t expected;
+	/* Plan -> the status our last write set (cJSON*): phase-change Events and status writes happen once. */
+	strmap_t expected_status;
 	uint64_t expected_since;
 	int in_flight;
 	bool closing;
@@ -38,7 +40,8 @@ struct plan_controller {
 
 typedef struct {
 	plan_controller_t *pc;
-	char *node;
+	char *node; /* a node patch: its expectation */
+	char *plan; /* a status write: its expectation */
 	char *what;
 } plan_write_t;
 
@@ -84,8 +87,11 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
 		if (w->node)
 			free(strmap_remove(&pc->expected, w->node));
+		if (w->plan)
+			cJSON_Delete(strmap_remove(&pc->expected_status, w->plan));
 	}
 	free(w->node);
+	free(w->plan);
 	free(w->what);
 	free(w);
 	plan_controller_poke(pc);
@@ -295,9 +301,17 @@ static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJ
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
 	plan_write_t *w = plan_write_new(pc, NULL, "plan status");
+	w->plan = xstrdup(po->meta.name);
+	cJSON *expect = cJSON_Parse(body);
+	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name,
+				cJSON_DetachItemFromObjectCaseSensitive(expect, "status")));
+	cJSON_Delete(expect);
+	pc->expected_since = uv_now(pc->loop);
 	if (kube_merge_patch(pc->http, path, body, plan_on_write, w) == 0)
 		pc->in_flight++;
 	else {
+		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
+		free(w->plan);
 		free(w->what);
 		free(w);
 	}
@@ -602,14 +616,36 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 /* ---- the queue -------------------------------------------------------------- */
 
 /* Our own writes must show in the caches before the next decision. */
+static void plan_status_expectation_free(void *v)
+{
+	cJSON_Delete(v);
+}
+
 static bool plan_expectations_met(plan_controller_t *pc)
 {
-	if (strmap_size(&pc->expected) == 0)
+	if (strmap_size(&pc->expected) == 0 && strmap_size(&pc->expected_status) == 0)
 		return true;
 	if (uv_now(pc->loop) - pc->expected_since > PLAN_EXPECTATION_TIMEOUT_MS) {
 		log_warn("writes not seen in the caches in time; deciding from what they show");
 		strmap_clear(&pc->expected, free);
+		strmap_clear(&pc->expected_status, plan_status_expectation_free);
 		return true;
+	}
+	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
+	size_t sit = 0;
+	const char *plan_name;
+	void *want_status;
+	const char *met_plans[16];
+	size_t n_met = 0;
+	while (strmap_next(&pc->expected_status, &sit, &plan_name, &want_status)) {
+		const plan_object_t *po = store_get(plans, NULL, plan_name);
+		if ((po == NULL || (po->status && cJSON_Compare(po->status, want_status, true))) && n_met < 16)
+			met_plans[n_met++] = plan_name;
+	}
+	for (size_t i = 0; i < n_met; i++) {
+		char *key = xstrdup(met_plans[i]);
+		cJSON_Delete(strmap_remove(&pc->expected_status, key));
+		free(key);
 	}
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	size_t it = 0;
@@ -633,7 +669,7 @@ static bool plan_expectations_met(plan_controller_t *pc)
 		free(strmap_remove(&pc->expected, key));
 		free(key);
 	}
-	return strmap_size(&pc->expected) == 0;
+	return strmap_size(&pc->expected) == 0 && strmap_size(&pc->expected_status) == 0;
 }
 
 static void plan_on_timer(uv_timer_t *t)
@@ -705,6 +741,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new(5, 1000000);
 	pc->expected = (strmap_t)STRMAP_INIT;
+	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	return pc;
@@ -722,6 +759,7 @@ static void plan_controller_free(uv_handle_t *h)
 	void *data = pc->closed_data;
 	workqueue_free(pc->queue);
 	strmap_clear(&pc->expected, free);
+	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);
 	if (done)
 		done(data);

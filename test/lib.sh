@@ -24,7 +24,13 @@ testenv_start() {
 }
 
 testenv_cleanup() {
-	local rc=$?
+	local rc=$? pids
+	# Whatever the test started in the background (simulator, operators) goes first.
+	pids=$(jobs -p)
+	if [ -n "$pids" ]; then
+		kill $pids 2>/dev/null || true
+		wait $pids 2>/dev/null || true
+	fi
 	"$TESTENV" down "$TEST_DIR/cluster" || true
 	if [ $rc -eq 0 ] && [ -z "${KEEP_TESTENV:-}" ]; then
 		rm -rf "$TEST_DIR"
@@ -83,3 +89,56 @@ create_namespace() {
 	kubectl create namespace "$1" >/dev/null
 	wait_for 60 "ServiceAccount default in $1" kubectl -n "$1" get serviceaccount default
 }
+
+# ---- the operator and the fleet, for end-to-end tests ----
+
+# Install the CRD and the manifests' namespace, ServiceAccount and RBAC, as a
+# platform engineer would (the Deployment itself needs a kubelet).
+install_drashift() {
+	kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
+	kubectl wait --for=condition=Established crd/migrationplans.drashift.io --timeout=60s >/dev/null
+	kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" -f "$DRASHIFT_ROOT/manifests/serviceaccount.yaml" \
+		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" >/dev/null
+	# A kubeconfig with the ServiceAccount's own token: the operator runs with exactly the RBAC it ships.
+	local token server
+	token=$(kubectl -n drashift-system create token drashift-controller --duration=2h)
+	server=$(kubectl config view -o jsonpath='{.clusters[0].cluster.server}')
+	OPERATOR_KUBECONFIG="$TEST_DIR/operator.kubeconfig"
+	cat >"$OPERATOR_KUBECONFIG" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$server", certificate-authority: "$TEST_DIR/cluster/pki/ca.crt"}}]
+users: [{name: drashift, user: {token: "$token"}}]
+contexts: [{name: drashift, context: {cluster: c, user: drashift}}]
+current-context: drashift
+KC
+}
+
+# start_fleet ARGS...: the simulated GPU fleet; sets FLEET_PID and FLEET_METRICS.
+start_fleet() {
+	local bin
+	bin=$("$DRASHIFT_ROOT/tools/testenv" fleetsim)
+	"$bin" --kubeconfig "$KUBECONFIG" --report "$TEST_DIR/fleet-report.json" "$@" >"$TEST_DIR/fleet.log" 2>&1 &
+	FLEET_PID=$!
+	fleet_up() { grep -q '^metrics http' "$TEST_DIR/fleet.log"; }
+	wait_for 60 "the fleet simulator" fleet_up
+	FLEET_METRICS=$(sed -n 's/^metrics \(http[^ ]*\).*/\1/p' "$TEST_DIR/fleet.log" | head -n 1)/metrics
+}
+
+fleet_metric() { curl -sf "$FLEET_METRICS" | awk -v m="$1" '$1 == m { print $2 }'; }
+
+# The simulator's invariant counters must stay zero.
+expect_no_violations() {
+	expect_eq "$(fleet_metric fleetsim_double_ownership_total)" 0 "nodes seen with both owners"
+	expect_eq "$(fleet_metric fleetsim_double_allocation_total)" 0 "devices seen handed to two pods"
+}
+
+# start_operator [ARGS...]: drashift-controller with the ServiceAccount's kubeconfig; sets OPERATOR_PID.
+start_operator() {
+	"${DRASHIFT_CONTROLLER:?}" --kubeconfig "$OPERATOR_KUBECONFIG" --http-bind-address 127.0.0.1:0 \
+		--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms \
+		"$@" >>"$TEST_DIR/operator.log" 2>&1 &
+	OPERATOR_PID=$!
+}
+
+plan_field() { kubectl get mp "$1" -o jsonpath="$2"; }

@@ -101,3 +101,25 @@ kcp_binary() {
 	fi
 	printf '%s\n' "$dir/kcp"
 }
+
+# Print the path of the fleet simulator (tools/cmd/fleetsim), building it when
+# its sources changed. It shares the module and build caches with the control
+# plane, so it builds in seconds once those are warm.
+fleetsim_binary() {
+	local key dir
+	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/fleetsim/*.go | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/fleetsim/$key"
+	if [ ! -x "$dir/fleetsim" ]; then
+		mkdir -p "$dir"
+		exec 8>"$dir.lock"
+		flock 8
+		if [ ! -x "$dir/fleetsim" ]; then
+			ensure_go
+			go_build_with_progress ./cmd/fleetsim "$dir/fleetsim.tmp"
+			mv "$dir/fleetsim.tmp" "$dir/fleetsim"
+		fi
+		flock -u 8
+		exec 8>&-
+	fi
+	printf '%s\n' "$dir/fleetsim"
+}

@@ -1,0 +1,1097 @@
+/*
+ * MigrationPlan decoding and validation; see plan.h.
+ *
+ * The rules are those of crds/drashift.io_migrationplans.yaml (schema and CEL),
+ * checked again here with the same field paths and, where the schema words
+ * them, the same messages, plus what the schema cannot say cheaply (prefix
+ * lengths of label keys, durations that overflow). The CRD and this file
+ * must change together.
+ *
+ * Reading follows controller/projection.c: every read goes through a scope
+ * (the JSON object and its path from the top of the document); the readers
+ * check the JSON type and, when it is wrong, write "PATH.KEY: problem" and
+ * return -1, so the decoder is a straight sequence of reads that stops at the
+ * first failure. Values from the document are quoted with control bytes
+ * escaped, so an error is always one line.
+ *
+ * The spec is read strictly: a member this version does not know is an error,
+ * not ignored. The API server prunes unknown fields on write, so a stored plan
+ * carries one only when a newer CRD declared it; this drashift then does not
+ * fully understand the plan and must not act on it.
+ *
+ * The plan is built directly in *out from a zeroed start with every array's
+ * count equal to its allocated length, so plan_free() releases a half-built
+ * plan and every error path ends with *out zeroed and nothing leaked.
+ */
+#include "plan.h"
+
+#include "xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Paths in error messages are truncated beyond this; they stay informative. */
+#define PLAN_PATH_MAX 192
+/* Values from the document quoted in errors are cut after this many bytes. */
+#define PLAN_QUOTE_MAX 64
+#define PLAN_QUOTE_BUF (PLAN_QUOTE_MAX * 4 + 8)
+/* Largest integer a JSON number (a double in cJSON) holds exactly. */
+#define PLAN_JSON_INT_MAX 9007199254740992.0
+
+/* Limits, as in the CRD (maxItems, maxProperties, maxLength). */
+#define PLAN_MAX_DEVICE_CLASSES 16
+#define PLAN_MAX_POOLS 32
+#define PLAN_MAX_MATCH_LABELS 16
+#define PLAN_MAX_MATCH_EXPRESSIONS 16
+#define PLAN_MAX_SELECTOR_VALUES 32
+#define PLAN_MAX_CANARY_NAMESPACES 64
+#define PLAN_MAX_ROLLBACK_POOLS 32
+#define PLAN_MAX_DURATION_LEN 32
+#define PLAN_MAX_BREACH_ID_LEN 253
+
+/*
+ * The longest duration accepted: what Go's time.Duration holds (int64
+ * nanoseconds, about 106751 days), so any duration Kubernetes' own tooling
+ * parses is accepted here and nothing beyond it.
+ */
+#define PLAN_DURATION_MAX_MS UINT64_C(9223372036854)
+
+#define PLAN_MSG_DURATION "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"
+#define PLAN_MSG_LABEL_KEY "must be a label key such as example.com/name"
+#define PLAN_MSG_LABEL_VALUE "must be a label value"
+
+typedef struct {
+	const cJSON *obj; /* object whose members are read; NULL: every member is absent */
+	const char *path; /* path of obj from the top; "" at the top level */
+	char *err;
+	size_t errlen;
+} plan__scope_t;
+
+/* ---- paths and errors ---- */
+
+static bool plan__is_alnum_byte(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static void plan__bprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* snprintf where cutting the text short is intended (paths and messages stay informative). */
+static void plan__bprintf(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * s in double quotes with quotes, backslashes and control bytes escaped,
+ * truncated to PLAN_QUOTE_MAX input bytes; always NUL-terminated in buf.
+ */
+static void plan__quote(char *buf, size_t n, const char *s)
+{
+	size_t o = 0;
+	size_t i = 0;
+	if (n < 8) {
+		if (n > 0)
+			buf[0] = '\0';
+		return;
+	}
+	buf[o++] = '"';
+	for (; s[i] != '\0' && i < PLAN_QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		/* Worst case one byte becomes \xNN (4) and the tail needs "..."+quote+NUL (5). */
+		if (o + 9 > n)
+			break;
+		if (c == '"' || c == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			static const char hex[] = "0123456789abcdef";
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 0xf];
+		} else {
+			buf[o++] = (char)c;
+		}
+	}
+	if (s[i] != '\0') {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+}
+
+/* path joined with key: "a.b" + "c" -> "a.b.c", "a" + "[2]" -> "a[2]", "" + "c" -> "c". */
+static void plan__join(char *buf, size_t n, const char *path, const char *key)
+{
+	if (key == NULL || key[0] == '\0')
+		plan__bprintf(buf, n, "%s", path);
+	else if (path[0] == '\0')
+		plan__bprintf(buf, n, "%s", key);
+	else if (key[0] == '[')
+		plan__bprintf(buf, n, "%s%s", path, key);
+	else
+		plan__bprintf(buf, n, "%s.%s", path, key);
+}
+
+/* A map key from the document as a path component: ["example.com/pool"]. */
+static void plan__key_component(char *buf, size_t n, const char *key)
+{
+	char q[PLAN_QUOTE_BUF];
+	plan__quote(q, sizeof(q), key);
+	plan__bprintf(buf, n, "[%s]", q);
+}
+
+/* A member name from the document: as is when it looks like a field name, else quoted like a map key. */
+static void plan__member_component(char *buf, size_t n, const char *key)
+{
+	size_t len = strlen(key);
+	bool plain = len > 0 && len <= PLAN_QUOTE_MAX;
+	for (size_t i = 0; plain && i < len; i++)
+		plain = plan__is_alnum_byte(key[i]) || key[i] == '_' || key[i] == '-';
+	if (plain)
+		plan__bprintf(buf, n, "%s", key);
+	else
+		plan__key_component(buf, n, key);
+}
+
+static int plan__vfail(char *err, size_t errlen, const char *path, const char *key, const char *fmt, va_list ap)
+{
+	if (err == NULL || errlen == 0)
+		return -1;
+	char where[PLAN_PATH_MAX];
+	char msg[320];
+	plan__join(where, sizeof(where), path, key);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	plan__bprintf(err, errlen, "%s: %s", where[0] != '\0' ? where : "(top level)", msg);
+	return -1;
+}
+
+static int plan__fail(const plan__scope_t *s, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int plan__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* "PATH.KEY: message"; returns -1 so readers can return it. */
+static int plan__fail(const plan__scope_t *s, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	plan__vfail(s->err, s->errlen, s->path, key, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int plan__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	plan__vfail(err, errlen, path, NULL, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- syntax of Kubernetes names (k8s.io/apimachinery/pkg/util/validation) ---- */
+
+static bool plan__is_lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool plan__is_alnum(char c)
+{
+	return plan__is_alnum_byte(c);
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n), n >= 1. */
+static bool plan__dns_label_n(const char *s, size_t n)
+{
+	if (n == 0 || !plan__is_lower_alnum(s[0]) || !plan__is_lower_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (!plan__is_lower_alnum(s[i]) && s[i] != '-')
+			return false;
+	}
+	return true;
+}
+
+/* RFC 1123 label: a pool or namespace name. */
+static bool plan__is_dns_label(const char *s)
+{
+	size_t n = strlen(s);
+	return n <= 63 && plan__dns_label_n(s, n);
+}
+
+/* RFC 1123 subdomain of s[0..n): dot-separated labels, at most max bytes. */
+static bool plan__dns_subdomain_n(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max)
+		return false;
+	size_t start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (!plan__dns_label_n(s + start, i - start))
+				return false;
+			start = i + 1;
+		}
+	}
+	return true;
+}
+
+static bool plan__is_dns_subdomain(const char *s, size_t max)
+{
+	return plan__dns_subdomain_n(s, strlen(s), max);
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] over s[0..n), at most 63 bytes; empty when allow_empty. */
+static bool plan__name_part_n(const char *s, size_t n, bool allow_empty)
+{
+	if (n == 0)
+		return allow_empty;
+	if (n > 63 || !plan__is_alnum(s[0]) || !plan__is_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (!plan__is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	}
+	return true;
+}
+
+/* A label key (a "qualified name"): an optional DNS subdomain prefix and '/', then a name. */
+static bool plan__is_label_key(const char *s)
+{
+	const char *slash = strchr(s, '/');
+	if (slash == NULL)
+		return plan__name_part_n(s, strlen(s), false);
+	if (strchr(slash + 1, '/') != NULL)
+		return false;
+	return plan__dns_subdomain_n(s, (size_t)(slash - s), 253) &&
+	       plan__name_part_n(slash + 1, strlen(slash + 1), false);
+}
+
+static bool plan__is_label_value(const char *s)
+{
+	return plan__name_part_n(s, strlen(s), true);
+}
+
+/* ---- durations ---- */
+
+/*
+ * Go-style durations without sign or fraction: one or more <digits><unit>
+ * with units ms, s, m, h ("500ms", "10m", "1h30m"), the form the CRD's
+ * pattern admits. Returns NULL and *out_ms, or the problem.
+ */
+static const char *plan__parse_duration(const char *s, uint64_t *out_ms)
+{
+	const char *p = s;
+	uint64_t total = 0;
+	if (*p == '-')
+		return "must not be negative";
+	if (*p == '\0')
+		return PLAN_MSG_DURATION;
+	while (*p != '\0') {
+		uint64_t v = 0;
+		bool overflow = false;
+		if (*p < '0' || *p > '9')
+			return PLAN_MSG_DURATION;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+				overflow = true;
+		}
+		uint64_t unit;
+		if (p[0] == 'm' && p[1] == 's') {
+			unit = 1;
+			p += 2;
+		} else if (*p == 's') {
+			unit = 1000;
+			p++;
+		} else if (*p == 'm') {
+			unit = 60 * 1000;
+			p++;
+		} else if (*p == 'h') {
+			unit = 60 * 60 * 1000;
+			p++;
+		} else {
+			return PLAN_MSG_DURATION;
+		}
+		if (overflow || __builtin_mul_overflow(v, unit, &v) || __builtin_add_overflow(total, v, &total) ||
+		    total > PLAN_DURATION_MAX_MS)
+			return "out of range (at most 2562047h)";
+	}
+	*out_ms = total;
+	return NULL;
+}
+
+/* ---- readers ---- */
+
+/* The member key of s, or NULL when absent or JSON null (both mean "not set", as in the API). */
+static const cJSON *plan__get(const plan__scope_t *s, const char *key)
+{
+	if (s->obj == NULL)
+		return NULL;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->obj, key);
+	return cJSON_IsNull(v) ? NULL : v;
+}
+
+/*
+ * Every member of s must be one of known (NULL-terminated) and appear once.
+ * cJSON keeps repeated keys and lookups see only the first, so a repeat
+ * would be a member nobody reads.
+ */
+static int plan__known(const plan__scope_t *s, const char *const *known)
+{
+	const cJSON *m;
+	if (s->obj == NULL)
+		return 0;
+	cJSON_ArrayForEach(m, s->obj)
+	{
+		char comp[PLAN_QUOTE_BUF + 8];
+		bool found = false;
+		for (size_t i = 0; known[i] != NULL && m->string != NULL; i++) {
+			if (strcmp(m->string, known[i]) == 0) {
+				found = true;
+				break;
+			}
+		}
+		if (!found) {
+			plan__member_component(comp, sizeof(comp), m->string != NULL ? m->string : "");
+			return plan__fail(s, comp, "unknown field (this drashift does not know it)");
+		}
+		for (const cJSON *o = s->obj->child; o != m; o = o->next) {
+			if (o->string != NULL && strcmp(o->string, m->string) == 0)
+				return plan__fail(s, m->string, "duplicate field");
+		}
+	}
+	return 0;
+}
+
+static int plan__str(const plan__scope_t *s, const char *key, bool required, const char **out)
+{
+	const cJSON *v = plan__get(s, key);
+	*out = NULL;
+	if (v == NULL)
+		return required ? plan__fail(s, key, "missing") : 0;
+	if (!cJSON_IsString(v) || v->valuestring == NULL)
+		return plan__fail(s, key, "not a string");
+	*out = v->valuestring;
+	return 0;
+}
+
+/*
+ * Open the object member key of s as child, whose path is written to pathbuf
+ * (which must outlive child). An absent optional object opens as a scope in
+ * which every member is absent, so its defaults apply.
+ */
+static int plan__obj(const plan__scope_t *s, const char *key, bool required, plan__scope_t *child, char *pathbuf,
+		     size_t pathlen)
+{
+	const cJSON *v = plan__get(s, key);
+	plan__join(pathbuf, pathlen, s->path, key);
+	child->obj = NULL;
+	child->path = pathbuf;
+	child->err = s->err;
+	child->errlen = s->errlen;
+	if (v == NULL)
+		return required ? plan__fail(s, key, "missing") : 0;
+	if (!cJSON_IsObject(v))
+		return plan__fail(s, key, "not an object");
+	child->obj = v;
+	return 0;
+}
+
+/* The array member key of s with at most max elements; *out NULL and *n 0 when absent. */
+static int plan__arr(const plan__scope_t *s, const char *key, size_t max, const cJSON **out, size_t *n)
+{
+	const cJSON *v = plan__get(s, key);
+	*out = NULL;
+	*n = 0;
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsArray(v))
+		return plan__fail(s, key, "not an array");
+	size_t count = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, v)
+	{
+		if (++count > max)
+			return plan__fail(s, key, "more than %zu items", max);
+	}
+	*out = v;
+	*n = count;
+	return 0;
+}
+
+/* Open element i of the array member key of s as an object scope. */
+static int plan__elem(const plan__scope_t *s, const char *key, size_t i, const cJSON *item, plan__scope_t *child,
+		      char *pathbuf, size_t pathlen)
+{
+	char where[PLAN_PATH_MAX];
+	plan__join(where, sizeof(where), s->path, key);
+	plan__bprintf(pathbuf, pathlen, "%s[%zu]", where, i);
+	child->obj = NULL;
+	child->path = pathbuf;
+	child->err = s->err;
+	child->errlen = s->errlen;
+	if (!cJSON_IsObject(item))
+		return plan__fail_raw(s->err, s->errlen, pathbuf, "not an object");
+	child->obj = item;
+	return 0;
+}
+
+static int plan__bool(const plan__scope_t *s, const char *key, bool *out)
+{
+	const cJSON *v = plan__get(s, key);
+	*out = false;
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsBool(v))
+		return plan__fail(s, key, "not a boolean");
+	*out = cJSON_IsTrue(v);
+	return 0;
+}
+
+/*
+ * An int32 member in [min, max], def when absent. Doubles beyond 2^53 are not
+ * exact and are refused; so are fractions.
+ */
+static int plan__int32(const plan__scope_t *s, const char *key, int32_t def, int32_t min, int32_t max,
+		       int32_t *out)
+{
+	const cJSON *v = plan__get(s, key);
+	*out = def;
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return plan__fail(s, key, "not a number");
+	double d = v->valuedouble;
+	if (!(d >= -PLAN_JSON_INT_MAX && d <= PLAN_JSON_INT_MAX))
+		return plan__fail(s, key, "out of range");
+	int64_t i = (int64_t)d;
+	if ((double)i != d)
+		return plan__fail(s, key, "not an integer");
+	if (i < min || i > max) {
+		if (max != INT32_MAX)
+			return plan__fail(s, key, "must be %d..%d", (int)min, (int)max);
+		if (i < min)
+			return plan__fail(s, key, "must be at least %d", (int)min);
+		return plan__fail(s, key, "out of range (at most %d)", (int)max);
+	}
+	*out = (int32_t)i;
+	return 0;
+}
+
+typedef enum { PLAN_DUR_ZERO_OK, PLAN_DUR_POSITIVE } plan__dur_kind_t;
+
+/* A duration member in milliseconds; def_ms when absent. */
+static int plan__duration(const plan__scope_t *s, const char *key, uint64_t def_ms, plan__dur_kind_t kind,
+			  uint64_t *out)
+{
+	const char *v;
+	*out = def_ms;
+	if (plan__str(s, key, false, &v) != 0)
+		return -1;
+	if (v == NULL)
+		return 0;
+	if (strlen(v) > PLAN_MAX_DURATION_LEN)
+		return plan__fail(s, key, "longer than %d characters", PLAN_MAX_DURATION_LEN);
+	const char *why = plan__parse_duration(v, out);
+	if (why != NULL) {
+		*out = 0;
+		return plan__fail(s, key, "%s", why);
+	}
+	if (kind == PLAN_DUR_POSITIVE && *out == 0)
+		return plan__fail(s, key, "must be greater than zero");
+	return 0;
+}
+
+/* A string member that must be one of names (NULL-terminated); its index, def when absent. */
+static int plan__enum(const plan__scope_t *s, const char *key, const char *const *names, int def, int *out)
+{
+	const char *v;
+	*out = def;
+	if (plan__str(s, key, false, &v) != 0)
+		return -1;
+	if (v == NULL)
+		return 0;
+	for (int i = 0; names[i] != NULL; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	char q[PLAN_QUOTE_BUF];
+	char supported[128] = "";
+	size_t o = 0;
+	plan__quote(q, sizeof(q), v);
+	for (int i = 0; names[i] != NULL; i++) {
+		int w = snprintf(supported + o, sizeof(supported) - o, "%s%s", i > 0 ? ", " : "", names[i]);
+		if (w < 0 || (size_t)w >= sizeof(supported) - o)
+			break;
+		o += (size_t)w;
+	}
+	return plan__fail(s, key, "unsupported value %s: supported values: %s", q, supported);
+}
+
+/*
+ * A string array member into a fresh array of copies, each checked by valid
+ * (failing with invalid_msg) and, for list-type sets, unique. Absent: *out
+ * NULL, *n 0.
+ */
+static int plan__str_list(const plan__scope_t *s, const char *key, size_t max, bool unique,
+			  bool (*valid)(const char *), const char *invalid_msg, char ***out, size_t *n)
+{
+	const cJSON *arr, *e;
+	size_t count;
+	char where[PLAN_PATH_MAX];
+	*out = NULL;
+	*n = 0;
+	if (plan__arr(s, key, max, &arr, &count) != 0)
+		return -1;
+	if (count == 0)
+		return 0;
+	*out = xcalloc(count, sizeof(**out));
+	*n = count;
+	plan__join(where, sizeof(where), s->path, key);
+	size_t i = 0;
+	cJSON_ArrayForEach(e, arr)
+	{
+		char elem[PLAN_PATH_MAX + 32], q[PLAN_QUOTE_BUF];
+		plan__bprintf(elem, sizeof(elem), "%s[%zu]", where, i);
+		if (!cJSON_IsString(e) || e->valuestring == NULL)
+			return plan__fail_raw(s->err, s->errlen, elem, "not a string");
+		plan__quote(q, sizeof(q), e->valuestring);
+		if (!valid(e->valuestring))
+			return plan__fail_raw(s->err, s->errlen, elem, "%s (%s)", invalid_msg, q);
+		for (size_t j = 0; unique && j < i; j++) {
+			if (strcmp((*out)[j], e->valuestring) == 0)
+				return plan__fail_raw(s->err, s->errlen, elem, "duplicate value %s", q);
+		}
+		(*out)[i++] = xstrdup(e->valuestring);
+	}
+	return 0;
+}
+
+/* ---- the plan ---- */
+
+static void plan__free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void plan__free_selector(plan_selector_t *sel)
+{
+	for (size_t i = 0; i < sel->n_reqs; i++) {
+		free(sel->reqs[i].key);
+		plan__free_strs(sel->reqs[i].values, sel->reqs[i].n_values);
+	}
+	free(sel->reqs);
+}
+
+static void plan__free_label(plan_label_t *l)
+{
+	free(l->key);
+	free(l->enabled);
+	free(l->disabled);
+}
+
+void plan_free(plan_t *p)
+{
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->uid);
+	free(p->driver);
+	free(p->extended_resource);
+	plan__free_strs(p->device_classes, p->n_device_classes);
+	plan__free_label(&p->device_plugin_label);
+	plan__free_label(&p->dra_label);
+	for (size_t i = 0; i < p->n_pools; i++) {
+		plan_pool_t *pool = &p->pools[i];
+		free(pool->name);
+		plan__free_selector(&pool->node_selector);
+		plan__free_strs(pool->canary_namespaces, pool->n_canary_namespaces);
+	}
+	free(p->pools);
+	free(p->acknowledged_breach);
+	memset(p, 0, sizeof(*p));
+}
+
+static bool plan__valid_device_class(const char *s)
+{
+	return plan__is_dns_subdomain(s, 253);
+}
+
+static bool plan__valid_namespace(const char *s)
+{
+	return plan__is_dns_label(s);
+}
+
+static bool plan__valid_any(const char *s)
+{
+	(void)s;
+	return true;
+}
+
+static bool plan__valid_label_value(const char *s)
+{
+	return plan__is_label_value(s);
+}
+
+/* An ownership label under spec.ownership: key plus its enabled and disabled values. */
+static int plan__label(const plan__scope_t *own, const char *member, const char *def_key, plan_label_t *out)
+{
+	static const char *const known[] = {"key", "enabled", "disabled", NULL};
+	char path[PLAN_PATH_MAX];
+	plan__scope_t s;
+	const char *key, *enabled, *disabled;
+	if (plan__obj(own, member, false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
+	    plan__str(&s, "key", false, &key) != 0 || plan__str(&s, "enabled", false, &enabled) != 0 ||
+	    plan__str(&s, "disabled", false, &disabled) != 0)
+		return -1;
+	key = key != NULL ? key : def_key;
+	enabled = enabled != NULL ? enabled : "true";
+	disabled = disabled != NULL ? disabled : "false";
+	if (!plan__is_label_key(key))
+		return plan__fail(&s, "key", PLAN_MSG_LABEL_KEY);
+	if (!plan__is_label_value(enabled))
+		return plan__fail(&s, "enabled", PLAN_MSG_LABEL_VALUE);
+	if (!plan__is_label_value(disabled))
+		return plan__fail(&s, "disabled", PLAN_MSG_LABEL_VALUE);
+	if (strcmp(enabled, disabled) == 0)
+		return plan__fail(&s, NULL, "enabled and disabled must differ");
+	out->key = xstrdup(key);
+	out->enabled = xstrdup(enabled);
+	out->disabled = xstrdup(disabled);
+	return 0;
+}
+
+static int plan__ownership(const plan__scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"devicePlugin", "draDriver", NULL};
+	char path[PLAN_PATH_MAX];
+	plan__scope_t own;
+	if (plan__obj(spec, "ownership", false, &own, path, sizeof(path)) != 0 || plan__known(&own, known) != 0 ||
+	    plan__label(&own, "devicePlugin", "drashift.io/device-plugin", &p->device_plugin_label) != 0 ||
+	    plan__label(&own, "draDriver", "drashift.io/dra-driver", &p->dra_label) != 0)
+		return -1;
+	if (strcmp(p->device_plugin_label.key, p->dra_label.key) == 0)
+		return plan__fail(&own, NULL,
+				  "devicePlugin.key and draDriver.key must differ: one label cannot record two owners");
+	return 0;
+}
+
+/*
+ * spec.pools[i].nodeSelector: matchLabels become In requirements with one
+ * value, followed by matchExpressions, all ANDed.
+ */
+static int plan__selector(const plan__scope_t *pool, plan_selector_t *out)
+{
+	static const char *const known[] = {"matchLabels", "matchExpressions", NULL};
+	static const char *const known_expr[] = {"key", "operator", "values", NULL};
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
+	char path[PLAN_PATH_MAX], lpath[PLAN_PATH_MAX], epath[PLAN_PATH_MAX];
+	plan__scope_t sel, labels, expr;
+	const cJSON *exprs, *e;
+	size_t n_labels = 0, n_exprs;
+	if (plan__obj(pool, "nodeSelector", true, &sel, path, sizeof(path)) != 0 || plan__known(&sel, known) != 0 ||
+	    plan__obj(&sel, "matchLabels", false, &labels, lpath, sizeof(lpath)) != 0 ||
+	    plan__arr(&sel, "matchExpressions", PLAN_MAX_MATCH_EXPRESSIONS, &exprs, &n_exprs) != 0)
+		return -1;
+	cJSON_ArrayForEach(e, labels.obj)
+	{
+		char comp[PLAN_QUOTE_BUF + 8];
+		const char *key = e->string != NULL ? e->string : "";
+		plan__key_component(comp, sizeof(comp), key);
+		if (++n_labels > PLAN_MAX_MATCH_LABELS)
+			return plan__fail(&sel, "matchLabels", "more than %d labels", PLAN_MAX_MATCH_LABELS);
+		if (!plan__is_label_key(key))
+			return plan__fail(&labels, comp, PLAN_MSG_LABEL_KEY);
+		if (!cJSON_IsString(e) || e->valuestring == NULL)
+			return plan__fail(&labels, comp, "not a string");
+		if (!plan__is_label_value(e->valuestring))
+			return plan__fail(&labels, comp, PLAN_MSG_LABEL_VALUE);
+		for (const cJSON *o = labels.obj->child; o != e; o = o->next) {
+			if (strcmp(o->string, key) == 0)
+				return plan__fail(&labels, comp, "duplicate key");
+		}
+	}
+	if (n_labels + n_exprs == 0)
+		return plan__fail(pool, "nodeSelector", "must not be empty (an empty selector would select every node)");
+	out->reqs = xcalloc(n_labels + n_exprs, sizeof(*out->reqs));
+	out->n_reqs = n_labels + n_exprs;
+	size_t r = 0;
+	cJSON_ArrayForEach(e, labels.obj)
+	{
+		plan_requirement_t *req = &out->reqs[r++];
+		req->key = xstrdup(e->string);
+		req->op = PLAN_SELECTOR_IN;
+		req->values = xcalloc(1, sizeof(*req->values));
+		req->n_values = 1;
+		req->values[0] = xstrdup(e->valuestring);
+	}
+	size_t i = 0;
+	cJSON_ArrayForEach(e, exprs)
+	{
+		plan_requirement_t *req = &out->reqs[r++];
+		const char *key;
+		int op;
+		if (plan__elem(&sel, "matchExpressions", i++, e, &expr, epath, sizeof(epath)) != 0 ||
+		    plan__known(&expr, known_expr) != 0 || plan__str(&expr, "key", true, &key) != 0)
+			return -1;
+		if (!plan__is_label_key(key))
+			return plan__fail(&expr, "key", PLAN_MSG_LABEL_KEY);
+		if (plan__get(&expr, "operator") == NULL)
+			return plan__fail(&expr, "operator", "missing");
+		if (plan__enum(&expr, "operator", ops, 0, &op) != 0)
+			return -1;
+		req->key = xstrdup(key);
+		req->op = (plan_selector_op_t)op;
+		if (plan__str_list(&expr, "values", PLAN_MAX_SELECTOR_VALUES, false, plan__valid_label_value,
+				   PLAN_MSG_LABEL_VALUE, &req->values, &req->n_values) != 0)
+			return -1;
+		bool wants_values = req->op == PLAN_SELECTOR_IN || req->op == PLAN_SELECTOR_NOT_IN;
+		if (wants_values != (req->n_values > 0))
+			return plan__fail(&expr, NULL,
+					  "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist");
+	}
+	return 0;
+}
+
+/* spec.pools[i].canary: exactly one of nodes or percent; absent means one node. */
+static int plan__canary(const plan__scope_t *pool, plan_pool_t *out)
+{
+	static const char *const known[] = {"nodes", "percent", "namespaces", NULL};
+	char path[PLAN_PATH_MAX];
+	plan__scope_t c;
+	if (plan__obj(pool, "canary", false, &c, path, sizeof(path)) != 0 || plan__known(&c, known) != 0)
+		return -1;
+	if (c.obj == NULL) {
+		out->canary_nodes = 1;
+		return 0;
+	}
+	bool has_nodes = plan__get(&c, "nodes") != NULL, has_percent = plan__get(&c, "percent") != NULL;
+	if (has_nodes == has_percent)
+		return plan__fail(&c, NULL, "set exactly one of nodes or percent");
+	if (plan__int32(&c, "nodes", 0, 1, INT32_MAX, &out->canary_nodes) != 0 ||
+	    plan__int32(&c, "percent", 0, 1, 100, &out->canary_percent) != 0)
+		return -1;
+	return plan__str_list(&c, "namespaces", PLAN_MAX_CANARY_NAMESPACES, true, plan__valid_namespace,
+			      "must be a namespace name", &out->canary_namespaces, &out->n_canary_namespaces);
+}
+
+static int plan__pool(const plan__scope_t *pool, plan_pool_t *out)
+{
+	static const char *const known[] = {"name",	"nodeSelector", "canary", "maxUnavailable",
+					    "bakeTime", "deadlines",	"drain",  NULL};
+	static const char *const known_deadlines[] = {"drain", "handover", NULL};
+	static const char *const known_drain[] = {"policy", "evictionDeadline", NULL};
+	static const char *const policies[] = {"Wait", "Evict", NULL};
+	char dpath[PLAN_PATH_MAX], rpath[PLAN_PATH_MAX];
+	plan__scope_t deadlines, drain;
+	const char *name;
+	int policy;
+	if (plan__known(pool, known) != 0 || plan__str(pool, "name", true, &name) != 0)
+		return -1;
+	if (!plan__is_dns_label(name))
+		return plan__fail(pool, "name", "must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)");
+	out->name = xstrdup(name);
+	if (plan__selector(pool, &out->node_selector) != 0 || plan__canary(pool, out) != 0 ||
+	    plan__int32(pool, "maxUnavailable", 1, 1, INT32_MAX, &out->max_unavailable) != 0 ||
+	    plan__duration(pool, "bakeTime", 10 * 60 * 1000, PLAN_DUR_ZERO_OK, &out->bake_ms) != 0 ||
+	    plan__obj(pool, "deadlines", false, &deadlines, dpath, sizeof(dpath)) != 0 ||
+	    plan__known(&deadlines, known_deadlines) != 0 ||
+	    plan__duration(&deadlines, "drain", 60 * 60 * 1000, PLAN_DUR_POSITIVE, &out->drain_deadline_ms) != 0 ||
+	    plan__duration(&deadlines, "handover", 10 * 60 * 1000, PLAN_DUR_POSITIVE, &out->handover_deadline_ms) !=
+		    0 ||
+	    plan__obj(pool, "drain", false, &drain, rpath, sizeof(rpath)) != 0 || plan__known(&drain, known_drain) != 0 ||
+	    plan__enum(&drain, "policy", policies, PLAN_DRAIN_WAIT, &policy) != 0 ||
+	    plan__duration(&drain, "evictionDeadline", 30 * 60 * 1000, PLAN_DUR_POSITIVE, &out->eviction_deadline_ms) !=
+		    0)
+		return -1;
+	out->drain_policy = (plan_drain_policy_t)policy;
+	return 0;
+}
+
+static int plan__pools(const plan__scope_t *spec, plan_t *p)
+{
+	char path[PLAN_PATH_MAX];
+	plan__scope_t pool;
+	const cJSON *arr, *e;
+	size_t n;
+	if (plan__get(spec, "pools") == NULL)
+		return plan__fail(spec, "pools", "missing");
+	if (plan__arr(spec, "pools", PLAN_MAX_POOLS, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return plan__fail(spec, "pools", "must list at least one pool");
+	p->pools = xcalloc(n, sizeof(*p->pools));
+	p->n_pools = n;
+	size_t i = 0;
+	cJSON_ArrayForEach(e, arr)
+	{
+		if (plan__elem(spec, "pools", i, e, &pool, path, sizeof(path)) != 0 || plan__pool(&pool, &p->pools[i]) != 0)
+			return -1;
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(p->pools[j].name, p->pools[i].name) == 0)
+				return plan__fail(&pool, "name", "pool names must be unique (\"%s\" is also spec.pools[%zu])",
+						  p->pools[i].name, j);
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* spec.rollback: all, or pools named in spec.pools (marked on each pool). */
+static int plan__rollback(const plan__scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"all", "pools", NULL};
+	char path[PLAN_PATH_MAX];
+	plan__scope_t rb;
+	char **names = NULL;
+	size_t n = 0;
+	if (plan__obj(spec, "rollback", false, &rb, path, sizeof(path)) != 0 || plan__known(&rb, known) != 0 ||
+	    plan__bool(&rb, "all", &p->rollback_all) != 0 ||
+	    plan__str_list(&rb, "pools", PLAN_MAX_ROLLBACK_POOLS, true, plan__valid_any, "", &names, &n) != 0) {
+		plan__free_strs(names, n);
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		size_t j = 0;
+		while (j < p->n_pools && strcmp(p->pools[j].name, names[i]) != 0)
+			j++;
+		if (j == p->n_pools) {
+			char comp[32], q[PLAN_QUOTE_BUF];
+			plan__bprintf(comp, sizeof(comp), "pools[%zu]", i);
+			plan__quote(q, sizeof(q), names[i]);
+			rc = plan__fail(&rb, comp, "must name pools listed in spec.pools (%s is not one)", q);
+		} else {
+			p->pools[j].rollback = true;
+		}
+	}
+	plan__free_strs(names, n);
+	return rc;
+}
+
+static int plan__slo(const plan__scope_t *spec, plan_slo_t *slo)
+{
+	static const char *const known[] = {"window",
+					    "minSamples",
+					    "allocationLatencyP95",
+					    "readyLatencyP95",
+					    "maxAllocationFailurePercent",
+					    "maxDriverErrors",
+					    "maxCapacityDrift",
+					    "stuckThreshold",
+					    "breachPolicy",
+					    NULL};
+	static const char *const policies[] = {"Freeze", "FreezeAndRollback", NULL};
+	char path[PLAN_PATH_MAX];
+	plan__scope_t s;
+	int32_t min_samples, failure_pct, driver_errors, drift;
+	int policy;
+	if (plan__obj(spec, "slo", false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
+	    plan__duration(&s, "window", 10 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->window_ms) != 0 ||
+	    plan__int32(&s, "minSamples", 20, 1, INT32_MAX, &min_samples) != 0 ||
+	    plan__duration(&s, "allocationLatencyP95", 0, PLAN_DUR_ZERO_OK, &slo->allocation_latency_p95_ms) != 0 ||
+	    plan__duration(&s, "readyLatencyP95", 0, PLAN_DUR_ZERO_OK, &slo->ready_latency_p95_ms) != 0 ||
+	    plan__int32(&s, "maxAllocationFailurePercent", 5, 0, 100, &failure_pct) != 0 ||
+	    plan__int32(&s, "maxDriverErrors", 0, 0, INT32_MAX, &driver_errors) != 0 ||
+	    plan__int32(&s, "maxCapacityDrift", 0, 0, INT32_MAX, &drift) != 0 ||
+	    plan__duration(&s, "stuckThreshold", 5 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->stuck_threshold_ms) != 0 ||
+	    plan__enum(&s, "breachPolicy", policies, PLAN_BREACH_FREEZE, &policy) != 0)
+		return -1;
+	slo->min_samples = (uint32_t)min_samples;
+	slo->max_allocation_failure_percent = (uint32_t)failure_pct;
+	slo->max_driver_errors = (uint32_t)driver_errors;
+	slo->max_capacity_drift = (uint32_t)drift;
+	slo->breach_policy = (plan_breach_policy_t)policy;
+	return 0;
+}
+
+static int plan__meta(const plan__scope_t *top, plan_t *p)
+{
+	char path[PLAN_PATH_MAX];
+	plan__scope_t md;
+	const char *name, *uid;
+	const cJSON *gen;
+	if (plan__obj(top, "metadata", true, &md, path, sizeof(path)) != 0 || plan__str(&md, "name", true, &name) != 0 ||
+	    plan__str(&md, "uid", false, &uid) != 0)
+		return -1;
+	if (name[0] == '\0')
+		return plan__fail(&md, "name", "empty");
+	gen = plan__get(&md, "generation");
+	if (gen != NULL) {
+		if (!cJSON_IsNumber(gen))
+			return plan__fail(&md, "generation", "not a number");
+		double d = gen->valuedouble;
+		if (!(d >= 0 && d <= PLAN_JSON_INT_MAX) || (double)(int64_t)d != d)
+			return plan__fail(&md, "generation", "not a non-negative integer");
+		p->generation = (int64_t)d;
+	}
+	p->name = xstrdup(name);
+	p->uid = uid != NULL && uid[0] != '\0' ? xstrdup(uid) : NULL;
+	return 0;
+}
+
+/* apiVersion and kind, when present (list items and watch events carry them), must be ours. */
+static int plan__type(const plan__scope_t *top)
+{
+	const char *api_version, *kind;
+	if (plan__str(top, "apiVersion", false, &api_version) != 0 || plan__str(top, "kind", false, &kind) != 0)
+		return -1;
+	if (api_version != NULL && strcmp(api_version, "drashift.io/v1alpha1") != 0) {
+		char q[PLAN_QUOTE_BUF];
+		plan__quote(q, sizeof(q), api_version);
+		return plan__fail(top, "apiVersion", "%s is not drashift.io/v1alpha1", q);
+	}
+	if (kind != NULL && strcmp(kind, "MigrationPlan") != 0) {
+		char q[PLAN_QUOTE_BUF];
+		plan__quote(q, sizeof(q), kind);
+		return plan__fail(top, "kind", "%s is not MigrationPlan", q);
+	}
+	return 0;
+}
+
+static int plan__decode(const plan__scope_t *top, plan_t *p)
+{
+	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
+					    "ownership",   "pools",	       "maxConcurrentPools",
+					    "paused",	   "rollback",	       "slo",
+					    "acknowledgedBreach", NULL};
+	char path[PLAN_PATH_MAX];
+	plan__scope_t spec;
+	const char *driver, *resource, *ack;
+	if (plan__type(top) != 0 || plan__meta(top, p) != 0 ||
+	    plan__obj(top, "spec", true, &spec, path, sizeof(path)) != 0 || plan__known(&spec, known) != 0 ||
+	    plan__str(&spec, "driver", true, &driver) != 0)
+		return -1;
+	if (strlen(driver) > 63 || !plan__is_dns_subdomain(driver, 63))
+		return plan__fail(&spec, "driver", "must be a DRA driver name (a DNS subdomain of at most 63 characters)");
+	p->driver = xstrdup(driver);
+	if (plan__str(&spec, "extendedResource", true, &resource) != 0)
+		return -1;
+	if (strchr(resource, '/') == NULL || !plan__is_label_key(resource))
+		return plan__fail(&spec, "extendedResource", "must be a domain-prefixed resource name such as example.com/gpu");
+	p->extended_resource = xstrdup(resource);
+	if (plan__get(&spec, "deviceClassNames") == NULL)
+		return plan__fail(&spec, "deviceClassNames", "missing");
+	if (plan__str_list(&spec, "deviceClassNames", PLAN_MAX_DEVICE_CLASSES, true, plan__valid_device_class,
+			   "must be a DeviceClass name (a DNS subdomain)", &p->device_classes, &p->n_device_classes) != 0)
+		return -1;
+	if (p->n_device_classes == 0)
+		return plan__fail(&spec, "deviceClassNames", "must list at least one DeviceClass");
+	if (plan__ownership(&spec, p) != 0 || plan__pools(&spec, p) != 0 ||
+	    plan__int32(&spec, "maxConcurrentPools", 1, 1, INT32_MAX, &p->max_concurrent_pools) != 0 ||
+	    plan__bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
+	    plan__slo(&spec, &p->slo) != 0 || plan__str(&spec, "acknowledgedBreach", false, &ack) != 0)
+		return -1;
+	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)
+		return plan__fail(&spec, "acknowledgedBreach", "longer than %d characters", PLAN_MAX_BREACH_ID_LEN);
+	p->acknowledged_breach = ack != NULL && ack[0] != '\0' ? xstrdup(ack) : NULL;
+	return 0;
+}
+
+int plan_decode(const cJSON *obj, plan_t *out, char *err, size_t errlen)
+{
+	plan__scope_t top = {.obj = obj, .path = "", .err = err, .errlen = errlen};
+	memset(out, 0, sizeof(*out));
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (!cJSON_IsObject(obj))
+		return plan__fail_raw(err, errlen, "", "not a JSON object");
+	if (plan__decode(&top, out) != 0) {
+		plan_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- selectors and canaries ---- */
+
+/* The value of label key on the node, or NULL when the node does not carry it. */
+static const char *plan__label_of(const char *key, const char *const *keys, const char *const *values,
+				  size_t n_labels)
+{
+	for (size_t i = 0; i < n_labels; i++) {
+		if (keys[i] != NULL && strcmp(keys[i], key) == 0)
+			return values[i] != NULL ? values[i] : "";
+	}
+	return NULL;
+}
+
+static bool plan__in(const plan_requirement_t *req, const char *value)
+{
+	for (size_t i = 0; i < req->n_values; i++) {
+		if (strcmp(req->values[i], value) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * metav1.LabelSelector semantics: every requirement holds. NotIn also holds
+ * when the label is absent, as in Kubernetes. Unlike Kubernetes, an empty
+ * selector matches nothing: a pool with no selector must never take a fleet.
+ */
+bool plan_selector_matches(const plan_selector_t *sel, const char *const *keys, const char *const *values,
+			   size_t n_labels)
+{
+	if (sel == NULL || sel->n_reqs == 0)
+		return false;
+	for (size_t r = 0; r < sel->n_reqs; r++) {
+		const plan_requirement_t *req = &sel->reqs[r];
+		const char *v = plan__label_of(req->key, keys, values, n_labels);
+		bool ok;
+		switch (req->op) {
+		case PLAN_SELECTOR_IN:
+			ok = v != NULL && plan__in(req, v);
+			break;
+		case PLAN_SELECTOR_NOT_IN:
+			ok = v == NULL || !plan__in(req, v);
+			break;
+		case PLAN_SELECTOR_EXISTS:
+			ok = v != NULL;
+			break;
+		case PLAN_SELECTOR_DOES_NOT_EXIST:
+			ok = v == NULL;
+			break;
+		default:
+			ok = false;
+			break;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * nodes, or ceil(percent * n / 100) computed without overflow, then clamped
+ * to [1, n]. A pool of no nodes has no canary.
+ */
+size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes)
+{
+	size_t size;
+	if (n_nodes == 0)
+		return 0;
+	if (pool->canary_percent > 0) {
+		size_t pct = (size_t)pool->canary_percent;
+		size = n_nodes / 100 * pct + ((n_nodes % 100) * pct + 99) / 100;
+	} else if (pool->canary_nodes > 0) {
+		size = (size_t)pool->canary_nodes;
+	} else {
+		size = 1;
+	}
+	if (size < 1)
+		size = 1;
+	return size > n_nodes ? n_nodes : size;
+}

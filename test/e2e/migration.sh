@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# A two-pool MigrationPlan end to end, on the real control plane with the
+# simulated fleet, the operator running with its shipped RBAC:
+#   1. pool a canaries, bakes (paused and resumed meanwhile), expands; then pool b; the plan reaches DRA;
+#   2. rollback of pool b while a pod with an allocated claim runs there: the
+#      node keeps its driver until the pod finishes, nothing is evicted or deleted;
+#   3. pool b migrates again while the operator is killed with SIGKILL after
+#      every node step and restarted: it reaches the same end state;
+#   4. a second plan that claims pool a's nodes is refused for those nodes.
+# Throughout, the simulator's double-ownership and double-allocation counters stay zero.
+source "$(dirname "$0")/../lib.sh"
+testenv_start
+install_drashift
+start_fleet --pools a:3x4,b:2x4
+start_operator
+
+kubectl apply -f - >/dev/null <<'EOF_PLAN'
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata: {name: e2e}
+spec:
+  driver: gpu.example.com
+  extendedResource: example.com/gpu
+  deviceClassNames: [gpu.example.com]
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    canary: {nodes: 1}
+    bakeTime: 8s
+    maxUnavailable: 1
+  - name: b
+    nodeSelector: {matchLabels: {drashift.io/pool: b}}
+    canary: {nodes: 1}
+    bakeTime: 2s
+EOF_PLAN
+
+# ---- 1. canary, pause during the bake, resume, expand, next pool ----
+canary_baking() { plan_field e2e '{.status.pools[0].message}' | grep -q baking; }
+wait_for 60 "pool a's canary to bake" canary_baking
+kubectl patch mp e2e --type=merge -p '{"spec":{"paused":true}}' >/dev/null
+paused() { [ "$(plan_field e2e '{.status.phase}')" = Paused ]; }
+wait_for 20 "the plan to show Paused" paused
+on_dra_paused=$(plan_field e2e '{.status.nodesOnDRA}')
+sleep 10 # longer than the bake: a running plan would have expanded by now
+expect_eq "$(plan_field e2e '{.status.nodesOnDRA}')" "$on_dra_paused" "nodes on DRA while paused"
+expect_eq "$(plan_field e2e '{.status.conditions[?(@.type=="Paused")].status}')" True "Paused condition"
+kubectl patch mp e2e --type=merge -p '{"spec":{"paused":false}}' >/dev/null
+plan_dra() { [ "$(plan_field e2e '{.status.phase}')" = DRA ]; }
+wait_for 120 "the plan to reach DRA" plan_dra
+expect_eq "$(plan_field e2e '{.status.nodesOnDRA}')" 5/5 "nodes on DRA"
+expect_eq "$(plan_field e2e '{.status.poolsOnDRA}')" 2/2 "pools on DRA"
+for n in a-0 a-1 a-2 b-0 b-1; do
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}/{.metadata.labels.drashift\.io/dra-driver}/{.spec.unschedulable}')" \
+		"false/true/" "labels and cordon of $n on DRA"
+done
+expect_no_violations
+kubectl describe mp e2e >"$TEST_DIR/describe.txt"
+grep -q 'PoolPhaseChanged.*pool a: Paused -> Expanding' "$TEST_DIR/describe.txt" || fail "describe shows no phase-change Event: $(tail -20 "$TEST_DIR/describe.txt")"
+log "step 1: both pools on DRA, pause held the bake"
+
+# ---- 2. rollback of pool b while a DRA pod runs there ----
+create_namespace team-b
+kubectl -n team-b apply -f - >/dev/null <<'EOF_POD'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, annotations: {fleetsim/duration: 25s}}
+spec:
+  nodeSelector: {drashift.io/pool: b}
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: main, image: registry.invalid/trainer, resources: {claims: [{name: gpu}]}}]
+EOF_POD
+running() { [ "$(kubectl -n team-b get pod trainer -o jsonpath='{.status.phase}')" = Running ]; }
+wait_for 60 "the DRA pod to run" running
+busy=$(kubectl -n team-b get pod trainer -o jsonpath='{.spec.nodeName}')
+claim=$(kubectl -n team-b get pod trainer -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+kubectl patch mp e2e --type=merge -p '{"spec":{"rollback":{"pools":["b"]}}}' >/dev/null
+rolling() { [ "$(plan_field e2e '{.status.pools[1].phase}')" = RollingBack ]; }
+wait_for 20 "pool b to roll back" rolling
+sleep 6
+expect_eq "$(kubectl get node "$busy" -o jsonpath='{.metadata.labels.drashift\.io/dra-driver}')" true "DRA label of $busy while its pod holds a claim"
+expect_eq "$(kubectl -n team-b get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].driver}')" gpu.example.com "the running pod's claim allocation"
+pool_b_legacy() { [ "$(plan_field e2e '{.status.pools[1].phase}')" = Legacy ]; }
+wait_for 120 "pool b back on the device plugin" pool_b_legacy
+expect_eq "$(kubectl -n team-b get pod trainer -o jsonpath='{.status.phase}')" Succeeded "the pod ran to completion (not evicted)"
+expect_eq "$(plan_field e2e '{.status.pools[0].phase}')" DRA "pool a untouched by b's rollback"
+for n in b-0 b-1; do
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}/{.metadata.labels.drashift\.io/dra-driver}/{.spec.unschedulable}')" \
+		"true/false/" "labels and cordon of $n after rollback"
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.annotations.drashift\.io/step}')" "" "drashift's record on $n after rollback"
+done
+expect_no_violations
+log "step 2: pool b rolled back after its DRA pod finished"
+
+# ---- 3. migrate pool b again, killing the operator after every node step ----
+kubectl patch mp e2e --type=merge -p '{"spec":{"rollback":{"pools":[]}}}' >/dev/null
+kills=0
+steps_seen() { grep -c 'msg="node step"' "$TEST_DIR/operator.log" || true; }
+while [ "$(plan_field e2e '{.status.phase}')" != DRA ]; do
+	before=$(steps_seen)
+	next_step() { [ "$(steps_seen)" -gt "$before" ] || [ "$(plan_field e2e '{.status.phase}')" = DRA ]; }
+	wait_for 60 "a node step" next_step
+	kill -KILL "$OPERATOR_PID"
+	wait "$OPERATOR_PID" 2>/dev/null || true
+	kills=$((kills + 1))
+	[ "$kills" -le 40 ] || fail "the plan did not converge after $kills restarts"
+	for n in b-0 b-1; do
+		both=$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}{.metadata.labels.drashift\.io/dra-driver}')
+		[ "$both" != truetrue ] || fail "$n has both owners after a crash"
+	done
+	start_operator
+done
+expect_eq "$(plan_field e2e '{.status.nodesOnDRA}')" 5/5 "nodes on DRA after $kills crashes"
+expect_no_violations
+log "step 3: pool b back on DRA across $kills SIGKILLs"
+
+# ---- 4. a plan that claims the same nodes is refused for them ----
+kubectl apply -f - >/dev/null <<'EOF_OVERLAP'
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata: {name: overlap}
+spec:
+  driver: gpu.example.com
+  extendedResource: example.com/gpu
+  deviceClassNames: [gpu.example.com]
+  rollback: {all: true}
+  pools:
+  - name: same-nodes
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    canary: {nodes: 1}
+EOF_OVERLAP
+degraded() { plan_field overlap '{.status.conditions[?(@.type=="Degraded")].message}' | grep -q 'plan e2e'; }
+wait_for 30 "the overlapping plan to report the conflict" degraded
+sleep 3
+for n in a-0 a-1 a-2; do
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/dra-driver}')" true "$n left alone by the overlapping plan"
+done
+expect_no_violations
+kill -TERM "$OPERATOR_PID"
+wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"
+log "PASS"

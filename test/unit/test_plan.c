@@ -1,0 +1,947 @@
+/*
+ * MigrationPlan decoding: the example plans decode to exactly what the
+ * reconcilers will read, the decoder's defaults are the CRD's, every rule the
+ * CRD enforces is refused here too with the field named, selectors follow
+ * metav1.LabelSelector (except that an empty one matches nothing) and canary
+ * sizes round up within the pool. Every failure leaves the plan zeroed and,
+ * under ASan, nothing leaked.
+ *
+ * Fixtures in plans/: gpu-migration.json and nvidia-gpu-operator.json are
+ * manifests/examples as the API server returns them (defaults applied,
+ * managedFields and a status included); minimal.json is a plan with only the
+ * required fields as a user writes it, minimal-defaulted.json the same plan
+ * read back from the API server.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+#ifndef FIXTURES
+#error "FIXTURES must name the test/unit/fixtures directory"
+#endif
+
+#define MIN_MS(m) ((uint64_t)(m) * 60 * 1000)
+#define HOUR_MS(h) ((uint64_t)(h) * 60 * 60 * 1000)
+
+/* ---- helpers ---- */
+
+static cJSON *load(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/plans/%s", FIXTURES, name);
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		fail_msg("cannot open fixture %s", path);
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	assert_true(size >= 0);
+	char *buf = malloc((size_t)size + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	buf[size] = '\0';
+	cJSON *obj = cJSON_ParseWithLength(buf, (size_t)size);
+	free(buf);
+	if (obj == NULL)
+		fail_msg("fixture %s is not valid JSON", name);
+	return obj;
+}
+
+/* JSON written with single quotes for readability: {'a':1} -> {"a":1}. */
+static cJSON *json(const char *single_quoted)
+{
+	char *s = strdup(single_quoted);
+	assert_non_null(s);
+	for (char *p = s; *p != '\0'; p++) {
+		if (*p == '\'')
+			*p = '"';
+	}
+	cJSON *obj = cJSON_Parse(s);
+	if (obj == NULL)
+		fail_msg("test JSON does not parse: %s", s);
+	free(s);
+	return obj;
+}
+
+/*
+ * Set the member at path ("spec.pools[0].canary", "spec.pools[1]") to the
+ * single-quoted JSON value, or delete it when value is NULL. Missing objects
+ * on the way are created; an index equal to an array's size appends.
+ */
+static void mutate(cJSON *root, const char *path, const char *value)
+{
+	cJSON *cur = root;
+	const char *p = path;
+	for (;;) {
+		char name[64];
+		size_t n = strcspn(p, ".[");
+		assert_true(n > 0 && n < sizeof(name));
+		memcpy(name, p, n);
+		name[n] = '\0';
+		p += n;
+		long idx = -1;
+		if (*p == '[') {
+			char *end;
+			idx = strtol(p + 1, &end, 10);
+			assert_true(*end == ']' && idx >= 0);
+			p = end + 1;
+		}
+		bool last = *p == '\0';
+		if (!last) {
+			assert_true(*p == '.');
+			p++;
+		}
+		cJSON *child = cJSON_GetObjectItemCaseSensitive(cur, name);
+		if (idx < 0) {
+			if (last) {
+				cJSON_DeleteItemFromObjectCaseSensitive(cur, name);
+				if (value != NULL)
+					cJSON_AddItemToObject(cur, name, json(value));
+				return;
+			}
+			if (child == NULL)
+				child = cJSON_AddObjectToObject(cur, name);
+			cur = child;
+			continue;
+		}
+		assert_true(cJSON_IsArray(child));
+		if (last) {
+			int size = cJSON_GetArraySize(child);
+			if (value == NULL)
+				cJSON_DeleteItemFromArray(child, (int)idx);
+			else if (idx == size)
+				cJSON_AddItemToArray(child, json(value));
+			else
+				assert_true(cJSON_ReplaceItemInArray(child, (int)idx, json(value)));
+			return;
+		}
+		cur = cJSON_GetArrayItem(child, (int)idx);
+		assert_non_null(cur);
+	}
+}
+
+static void assert_zeroed(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] != 0)
+			fail_msg("byte %zu of %zu is not zero after a failed decode", i, n);
+	}
+}
+
+/* Decode obj expecting success; fails the test with the decoder's error otherwise. */
+static void decode_ok(const cJSON *obj, plan_t *p)
+{
+	char err[256] = "";
+	if (plan_decode(obj, p, err, sizeof(err)) != 0)
+		fail_msg("plan_decode failed: %s", err);
+	assert_string_equal(err, "");
+}
+
+/* Decode obj expecting exactly the error want, with *out zeroed. */
+static void decode_fails(const cJSON *obj, const char *want)
+{
+	plan_t p;
+	char err[512];
+	memset(&p, 0xa5, sizeof(p));
+	memset(err, 'x', sizeof(err));
+	err[sizeof(err) - 1] = '\0';
+	int rc = plan_decode(obj, &p, err, sizeof(err));
+	if (rc == 0) {
+		plan_free(&p);
+		fail_msg("decoded, but expected: %s", want);
+	}
+	assert_int_equal(rc, -1);
+	if (strcmp(err, want) != 0)
+		fail_msg("wrong error\n   got: %s\n  want: %s", err, want);
+	assert_null(strchr(err, '\n'));
+	assert_zeroed(&p, sizeof(p));
+}
+
+static void assert_req(const plan_requirement_t *r, const char *key, plan_selector_op_t op, size_t n_values, ...)
+{
+	va_list ap;
+	assert_string_equal(r->key, key);
+	assert_int_equal(r->op, op);
+	assert_int_equal(r->n_values, n_values);
+	va_start(ap, n_values);
+	for (size_t i = 0; i < n_values; i++)
+		assert_string_equal(r->values[i], va_arg(ap, const char *));
+	va_end(ap);
+}
+
+/* ---- the example plans ---- */
+
+static void test_decode_gpu_migration_example(void **state)
+{
+	(void)state;
+	cJSON *obj = load("gpu-migration.json");
+	plan_t p;
+	decode_ok(obj, &p);
+
+	assert_string_equal(p.name, "gpu-migration");
+	assert_non_null(p.uid);
+	assert_true(strlen(p.uid) > 0);
+	assert_int_equal(p.generation, 1);
+	assert_string_equal(p.driver, "gpu.example.com");
+	assert_string_equal(p.extended_resource, "example.com/gpu");
+	assert_int_equal(p.n_device_classes, 1);
+	assert_string_equal(p.device_classes[0], "gpu.example.com");
+	assert_string_equal(p.device_plugin_label.key, "drashift.io/device-plugin");
+	assert_string_equal(p.device_plugin_label.enabled, "true");
+	assert_string_equal(p.device_plugin_label.disabled, "false");
+	assert_string_equal(p.dra_label.key, "drashift.io/dra-driver");
+	assert_int_equal(p.max_concurrent_pools, 1);
+	assert_false(p.paused);
+	assert_false(p.rollback_all);
+	assert_null(p.acknowledged_breach);
+
+	assert_int_equal(p.n_pools, 2);
+	const plan_pool_t *a = &p.pools[0], *b = &p.pools[1];
+	assert_string_equal(a->name, "a");
+	assert_int_equal(a->node_selector.n_reqs, 1);
+	assert_req(&a->node_selector.reqs[0], "drashift.io/pool", PLAN_SELECTOR_IN, 1, "a");
+	assert_int_equal(a->canary_nodes, 1);
+	assert_int_equal(a->canary_percent, 0);
+	assert_int_equal(a->n_canary_namespaces, 1);
+	assert_string_equal(a->canary_namespaces[0], "ml-canary");
+	assert_int_equal(a->max_unavailable, 2);
+	assert_int_equal(a->bake_ms, MIN_MS(15));
+	assert_int_equal(a->drain_deadline_ms, HOUR_MS(2));
+	assert_int_equal(a->handover_deadline_ms, MIN_MS(10));
+	assert_int_equal(a->drain_policy, PLAN_DRAIN_WAIT);
+	assert_int_equal(a->eviction_deadline_ms, MIN_MS(30));
+	assert_false(a->rollback);
+
+	assert_string_equal(b->name, "b");
+	assert_int_equal(b->node_selector.n_reqs, 2);
+	assert_req(&b->node_selector.reqs[0], "drashift.io/pool", PLAN_SELECTOR_IN, 1, "b");
+	assert_req(&b->node_selector.reqs[1], "node.kubernetes.io/exclude-from-migration",
+		   PLAN_SELECTOR_DOES_NOT_EXIST, 0);
+	assert_int_equal(b->canary_nodes, 0);
+	assert_int_equal(b->canary_percent, 25);
+	assert_int_equal(b->n_canary_namespaces, 0);
+	assert_int_equal(b->max_unavailable, 1);
+	assert_int_equal(b->bake_ms, MIN_MS(30));
+	assert_int_equal(b->drain_deadline_ms, HOUR_MS(1));
+	assert_int_equal(b->drain_policy, PLAN_DRAIN_EVICT);
+	assert_int_equal(b->eviction_deadline_ms, MIN_MS(45));
+
+	assert_int_equal(p.slo.window_ms, MIN_MS(15));
+	assert_int_equal(p.slo.min_samples, 20);
+	assert_int_equal(p.slo.allocation_latency_p95_ms, 5000);
+	assert_int_equal(p.slo.ready_latency_p95_ms, MIN_MS(2));
+	assert_int_equal(p.slo.max_allocation_failure_percent, 5);
+	assert_int_equal(p.slo.max_driver_errors, 0);
+	assert_int_equal(p.slo.max_capacity_drift, 0);
+	assert_int_equal(p.slo.stuck_threshold_ms, MIN_MS(5));
+	assert_int_equal(p.slo.breach_policy, PLAN_BREACH_FREEZE);
+
+	plan_free(&p);
+	assert_zeroed(&p, sizeof(p));
+	cJSON_Delete(obj);
+}
+
+static void test_decode_nvidia_gpu_operator_example(void **state)
+{
+	(void)state;
+	cJSON *obj = load("nvidia-gpu-operator.json");
+	plan_t p;
+	decode_ok(obj, &p);
+
+	assert_string_equal(p.name, "nvidia-gpu-operator");
+	assert_string_equal(p.driver, "gpu.nvidia.com");
+	assert_string_equal(p.extended_resource, "nvidia.com/gpu");
+	assert_int_equal(p.n_device_classes, 2);
+	assert_string_equal(p.device_classes[0], "gpu.nvidia.com");
+	assert_string_equal(p.device_classes[1], "mig.nvidia.com");
+	assert_string_equal(p.device_plugin_label.key, "nvidia.com/gpu.deploy.device-plugin");
+	assert_string_equal(p.device_plugin_label.enabled, "true");
+	assert_string_equal(p.device_plugin_label.disabled, "false");
+	assert_string_equal(p.dra_label.key, "nvidia.com/dra-kubelet-plugin");
+
+	assert_int_equal(p.n_pools, 2);
+	const plan_pool_t *train = &p.pools[0], *infer = &p.pools[1];
+	assert_string_equal(train->name, "a100-training");
+	assert_int_equal(train->node_selector.n_reqs, 2);
+	assert_req(&train->node_selector.reqs[0], "nvidia.com/gpu.product", PLAN_SELECTOR_IN, 1,
+		   "NVIDIA-A100-SXM4-80GB");
+	assert_req(&train->node_selector.reqs[1], "node-role.example.com/training", PLAN_SELECTOR_EXISTS, 0);
+	assert_int_equal(train->canary_nodes, 2);
+	assert_string_equal(train->canary_namespaces[0], "ml-platform-canary");
+	assert_int_equal(train->bake_ms, HOUR_MS(1));
+	assert_int_equal(train->drain_deadline_ms, HOUR_MS(6));
+	assert_int_equal(train->handover_deadline_ms, MIN_MS(15));
+	assert_int_equal(train->drain_policy, PLAN_DRAIN_WAIT);
+
+	assert_string_equal(infer->name, "h100-inference");
+	assert_req(&infer->node_selector.reqs[1], "node-role.example.com/inference", PLAN_SELECTOR_IN, 2, "online",
+		   "batch");
+	assert_int_equal(infer->canary_percent, 10);
+	assert_int_equal(infer->bake_ms, HOUR_MS(2));
+	assert_int_equal(infer->drain_policy, PLAN_DRAIN_EVICT);
+	assert_int_equal(infer->eviction_deadline_ms, MIN_MS(20));
+
+	assert_int_equal(p.slo.window_ms, MIN_MS(30));
+	assert_int_equal(p.slo.min_samples, 50);
+	assert_int_equal(p.slo.allocation_latency_p95_ms, 10000);
+	assert_int_equal(p.slo.ready_latency_p95_ms, MIN_MS(3));
+	assert_int_equal(p.slo.max_allocation_failure_percent, 2);
+	assert_int_equal(p.slo.stuck_threshold_ms, MIN_MS(10));
+	assert_int_equal(p.slo.breach_policy, PLAN_BREACH_FREEZE_AND_ROLLBACK);
+
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
+/* ---- defaults ---- */
+
+static void assert_same_label(const plan_label_t *x, const plan_label_t *y)
+{
+	assert_string_equal(x->key, y->key);
+	assert_string_equal(x->enabled, y->enabled);
+	assert_string_equal(x->disabled, y->disabled);
+}
+
+/* The decoder's defaults are the CRD's: a plan as written and as the API server defaulted it decode alike. */
+static void test_defaults_match_the_crd(void **state)
+{
+	(void)state;
+	cJSON *written = load("minimal.json"), *stored = load("minimal-defaulted.json");
+	plan_t w, s;
+	decode_ok(written, &w);
+	decode_ok(stored, &s);
+
+	/* The defaults themselves. */
+	assert_string_equal(w.device_plugin_label.key, "drashift.io/device-plugin");
+	assert_string_equal(w.device_plugin_label.enabled, "true");
+	assert_string_equal(w.device_plugin_label.disabled, "false");
+	assert_string_equal(w.dra_label.key, "drashift.io/dra-driver");
+	assert_string_equal(w.dra_label.enabled, "true");
+	assert_string_equal(w.dra_label.disabled, "false");
+	assert_int_equal(w.max_concurrent_pools, 1);
+	assert_false(w.paused);
+	const plan_pool_t *a = &w.pools[0];
+	assert_int_equal(a->canary_nodes, 1);
+	assert_int_equal(a->canary_percent, 0);
+	assert_int_equal(a->n_canary_namespaces, 0);
+	assert_int_equal(a->max_unavailable, 1);
+	assert_int_equal(a->bake_ms, MIN_MS(10));
+	assert_int_equal(a->drain_deadline_ms, HOUR_MS(1));
+	assert_int_equal(a->handover_deadline_ms, MIN_MS(10));
+	assert_int_equal(a->drain_policy, PLAN_DRAIN_WAIT);
+	assert_int_equal(a->eviction_deadline_ms, MIN_MS(30));
+	assert_int_equal(w.slo.window_ms, MIN_MS(10));
+	assert_int_equal(w.slo.min_samples, 20);
+	assert_int_equal(w.slo.allocation_latency_p95_ms, 0);
+	assert_int_equal(w.slo.ready_latency_p95_ms, 0);
+	assert_int_equal(w.slo.max_allocation_failure_percent, 5);
+	assert_int_equal(w.slo.max_driver_errors, 0);
+	assert_int_equal(w.slo.max_capacity_drift, 0);
+	assert_int_equal(w.slo.stuck_threshold_ms, MIN_MS(5));
+	assert_int_equal(w.slo.breach_policy, PLAN_BREACH_FREEZE);
+
+	/* ... equal to what the API server filled in. */
+	assert_same_label(&w.device_plugin_label, &s.device_plugin_label);
+	assert_same_label(&w.dra_label, &s.dra_label);
+	assert_int_equal(w.max_concurrent_pools, s.max_concurrent_pools);
+	assert_int_equal(w.paused, s.paused);
+	assert_int_equal(w.n_pools, s.n_pools);
+	const plan_pool_t *b = &s.pools[0];
+	assert_int_equal(a->canary_nodes, b->canary_nodes);
+	assert_int_equal(a->canary_percent, b->canary_percent);
+	assert_int_equal(a->max_unavailable, b->max_unavailable);
+	assert_int_equal(a->bake_ms, b->bake_ms);
+	assert_int_equal(a->drain_deadline_ms, b->drain_deadline_ms);
+	assert_int_equal(a->handover_deadline_ms, b->handover_deadline_ms);
+	assert_int_equal(a->drain_policy, b->drain_policy);
+	assert_int_equal(a->eviction_deadline_ms, b->eviction_deadline_ms);
+	assert_memory_equal(&w.slo, &s.slo, sizeof(w.slo));
+
+	plan_free(&w);
+	plan_free(&s);
+	cJSON_Delete(written);
+	cJSON_Delete(stored);
+}
+
+static void test_rollback_pause_and_acknowledgement(void **state)
+{
+	(void)state;
+	cJSON *obj = load("gpu-migration.json");
+	mutate(obj, "spec.rollback", "{'all':false,'pools':['b']}");
+	mutate(obj, "spec.paused", "true");
+	mutate(obj, "spec.acknowledgedBreach", "'a-allocationLatencyP95-1714564800'");
+	plan_t p;
+	decode_ok(obj, &p);
+	assert_false(p.rollback_all);
+	assert_false(p.pools[0].rollback);
+	assert_true(p.pools[1].rollback);
+	assert_true(p.paused);
+	assert_string_equal(p.acknowledged_breach, "a-allocationLatencyP95-1714564800");
+	plan_free(&p);
+
+	mutate(obj, "spec.rollback", "{'all':true}");
+	mutate(obj, "spec.acknowledgedBreach", "''");
+	decode_ok(obj, &p);
+	assert_true(p.rollback_all);
+	assert_false(p.pools[0].rollback);
+	assert_false(p.pools[1].rollback);
+	assert_null(p.acknowledged_breach);
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
+/* JSON null means "not set", as in the API: defaults apply. */
+static void test_null_members_take_defaults(void **state)
+{
+	(void)state;
+	cJSON *obj = load("minimal.json");
+	mutate(obj, "spec.pools[0].canary", "null");
+	mutate(obj, "spec.pools[0].bakeTime", "null");
+	mutate(obj, "spec.slo", "null");
+	mutate(obj, "spec.ownership", "{'devicePlugin':null,'draDriver':{'key':null,'enabled':'on','disabled':'off'}}");
+	plan_t p;
+	decode_ok(obj, &p);
+	assert_int_equal(p.pools[0].canary_nodes, 1);
+	assert_int_equal(p.pools[0].bake_ms, MIN_MS(10));
+	assert_int_equal(p.slo.min_samples, 20);
+	assert_string_equal(p.device_plugin_label.key, "drashift.io/device-plugin");
+	assert_string_equal(p.dra_label.key, "drashift.io/dra-driver");
+	assert_string_equal(p.dra_label.enabled, "on");
+	assert_string_equal(p.dra_label.disabled, "off");
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
+/* ---- validation: each rule of the CRD, and the ones CEL cannot state cheaply ---- */
+
+typedef struct {
+	const char *path;  /* member of minimal.json to change */
+	const char *value; /* single-quoted JSON; NULL deletes */
+	const char *want;  /* the exact error */
+} plan_case_t;
+
+#define POOL_A "{'name':'a','nodeSelector':{'matchLabels':{'drashift.io/pool':'a'}}}"
+
+static const plan_case_t validation_cases[] = {
+	/* pools */
+	{"spec.pools", NULL, "spec.pools: missing"},
+	{"spec.pools", "[]", "spec.pools: must list at least one pool"},
+	{"spec.pools", "[" POOL_A "," POOL_A "]", "spec.pools[1].name: pool names must be unique (\"a\" is also spec.pools[0])"},
+	{"spec.pools[0].name", "'Pool_A'",
+	 "spec.pools[0].name: must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)"},
+	{"spec.pools[0].name", NULL, "spec.pools[0].name: missing"},
+	{"spec.pools[0].maxUnavailable", "0", "spec.pools[0].maxUnavailable: must be at least 1"},
+	/* ownership */
+	{"spec.ownership", "{'devicePlugin':{'key':'example.com/owner'},'draDriver':{'key':'example.com/owner'}}",
+	 "spec.ownership: devicePlugin.key and draDriver.key must differ: one label cannot record two owners"},
+	{"spec.ownership", "{'draDriver':{'key':'drashift.io/device-plugin'}}",
+	 "spec.ownership: devicePlugin.key and draDriver.key must differ: one label cannot record two owners"},
+	{"spec.ownership", "{'draDriver':{'enabled':'yes','disabled':'yes'}}",
+	 "spec.ownership.draDriver: enabled and disabled must differ"},
+	{"spec.ownership", "{'devicePlugin':{'key':'nvidia.com/'}}",
+	 "spec.ownership.devicePlugin.key: must be a label key such as example.com/name"},
+	{"spec.ownership", "{'devicePlugin':{'key':'-bad.example.com/x'}}",
+	 "spec.ownership.devicePlugin.key: must be a label key such as example.com/name"},
+	{"spec.ownership", "{'devicePlugin':{'key':'a/b/c'}}",
+	 "spec.ownership.devicePlugin.key: must be a label key such as example.com/name"},
+	{"spec.ownership",
+	 "{'devicePlugin':{'key':'example.com/n234567890123456789012345678901234567890123456789012345678901234'}}",
+	 "spec.ownership.devicePlugin.key: must be a label key such as example.com/name"},
+	{"spec.ownership", "{'devicePlugin':{'enabled':'on duty'}}",
+	 "spec.ownership.devicePlugin.enabled: must be a label value"},
+	/* durations */
+	{"spec.pools[0].bakeTime", "'-5m'", "spec.pools[0].bakeTime: must not be negative"},
+	{"spec.pools[0].bakeTime", "'5 minutes'",
+	 "spec.pools[0].bakeTime: must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+	{"spec.pools[0].deadlines", "{'drain':'0s'}", "spec.pools[0].deadlines.drain: must be greater than zero"},
+	{"spec.pools[0].deadlines", "{'handover':'1.5h'}",
+	 "spec.pools[0].deadlines.handover: must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+	{"spec.pools[0].drain", "{'evictionDeadline':'0h0m'}",
+	 "spec.pools[0].drain.evictionDeadline: must be greater than zero"},
+	{"spec.slo", "{'window':'0ms'}", "spec.slo.window: must be greater than zero"},
+	{"spec.slo", "{'stuckThreshold':'-1s'}", "spec.slo.stuckThreshold: must not be negative"},
+	{"spec.slo", "{'readyLatencyP95':'99999999999999999999h'}", "spec.slo.readyLatencyP95: out of range (at most 2562047h)"},
+	/* enums */
+	{"spec.pools[0].drain", "{'policy':'Kill'}",
+	 "spec.pools[0].drain.policy: unsupported value \"Kill\": supported values: Wait, Evict"},
+	{"spec.pools[0].drain", "{'policy':'wait'}",
+	 "spec.pools[0].drain.policy: unsupported value \"wait\": supported values: Wait, Evict"},
+	{"spec.slo", "{'breachPolicy':'Rollback'}",
+	 "spec.slo.breachPolicy: unsupported value \"Rollback\": supported values: Freeze, FreezeAndRollback"},
+	/* canary */
+	{"spec.pools[0].canary", "{'nodes':1,'percent':5}", "spec.pools[0].canary: set exactly one of nodes or percent"},
+	{"spec.pools[0].canary", "{'namespaces':['ml']}", "spec.pools[0].canary: set exactly one of nodes or percent"},
+	{"spec.pools[0].canary", "{'percent':0}", "spec.pools[0].canary.percent: must be 1..100"},
+	{"spec.pools[0].canary", "{'percent':101}", "spec.pools[0].canary.percent: must be 1..100"},
+	{"spec.pools[0].canary", "{'nodes':0}", "spec.pools[0].canary.nodes: must be at least 1"},
+	{"spec.pools[0].canary", "{'nodes':-3}", "spec.pools[0].canary.nodes: must be at least 1"},
+	{"spec.pools[0].canary", "{'nodes':1,'namespaces':['Team_A']}",
+	 "spec.pools[0].canary.namespaces[0]: must be a namespace name (\"Team_A\")"},
+	{"spec.pools[0].canary", "{'nodes':1,'namespaces':['a','b','a']}",
+	 "spec.pools[0].canary.namespaces[2]: duplicate value \"a\""},
+	/* rollback */
+	{"spec.rollback", "{'pools':['a','c']}",
+	 "spec.rollback.pools[1]: must name pools listed in spec.pools (\"c\" is not one)"},
+	/* selectors */
+	{"spec.pools[0].nodeSelector", NULL, "spec.pools[0].nodeSelector: missing"},
+	{"spec.pools[0].nodeSelector", "{}",
+	 "spec.pools[0].nodeSelector: must not be empty (an empty selector would select every node)"},
+	{"spec.pools[0].nodeSelector", "{'matchLabels':{},'matchExpressions':[]}",
+	 "spec.pools[0].nodeSelector: must not be empty (an empty selector would select every node)"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'pool','operator':'In'}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0]: values must be non-empty for In and NotIn, and empty for "
+	 "Exists and DoesNotExist"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'pool','operator':'NotIn','values':[]}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0]: values must be non-empty for In and NotIn, and empty for "
+	 "Exists and DoesNotExist"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'pool','operator':'Exists','values':['a']}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0]: values must be non-empty for In and NotIn, and empty for "
+	 "Exists and DoesNotExist"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'gpus','operator':'Gt','values':['1']}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0].operator: unsupported value \"Gt\": supported values: In, "
+	 "NotIn, Exists, DoesNotExist"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'pool'}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0].operator: missing"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'operator':'Exists'}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0].key: missing"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'pool','operator':'In','values':['a b']}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0].values[0]: must be a label value (\"a b\")"},
+	{"spec.pools[0].nodeSelector", "{'matchLabels':{'-x':'a'}}",
+	 "spec.pools[0].nodeSelector.matchLabels[\"-x\"]: must be a label key such as example.com/name"},
+	{"spec.pools[0].nodeSelector", "{'matchLabels':{'pool':'a/b'}}",
+	 "spec.pools[0].nodeSelector.matchLabels[\"pool\"]: must be a label value"},
+	/* plan-wide */
+	{"spec.driver", NULL, "spec.driver: missing"},
+	{"spec.driver", "'GPU.example.com'",
+	 "spec.driver: must be a DRA driver name (a DNS subdomain of at most 63 characters)"},
+	{"spec.driver", "'a234567890123456789012345678901234567890.example.example.example.com'",
+	 "spec.driver: must be a DRA driver name (a DNS subdomain of at most 63 characters)"},
+	{"spec.extendedResource", "'gpu'",
+	 "spec.extendedResource: must be a domain-prefixed resource name such as example.com/gpu"},
+	{"spec.deviceClassNames", NULL, "spec.deviceClassNames: missing"},
+	{"spec.deviceClassNames", "[]", "spec.deviceClassNames: must list at least one DeviceClass"},
+	{"spec.deviceClassNames", "['gpu.example.com','GPU']",
+	 "spec.deviceClassNames[1]: must be a DeviceClass name (a DNS subdomain) (\"GPU\")"},
+	{"spec.maxConcurrentPools", "0", "spec.maxConcurrentPools: must be at least 1"},
+	{"spec.slo", "{'maxAllocationFailurePercent':101}", "spec.slo.maxAllocationFailurePercent: must be 0..100"},
+	{"spec.slo", "{'minSamples':0}", "spec.slo.minSamples: must be at least 1"},
+	{"spec.slo", "{'maxDriverErrors':-1}", "spec.slo.maxDriverErrors: must be at least 0"},
+	/* fields this drashift does not know: never act on a plan it does not fully understand */
+	{"spec.pools[0].freezeBy", "'DeviceTaint'",
+	 "spec.pools[0].freezeBy: unknown field (this drashift does not know it)"},
+	{"spec.slo.promQL", "'up'", "spec.slo.promQL: unknown field (this drashift does not know it)"},
+	{"spec.pools[0].nodeSelector.matchFields", "[]",
+	 "spec.pools[0].nodeSelector.matchFields: unknown field (this drashift does not know it)"},
+	{"spec.a b", "1", "spec[\"a b\"]: unknown field (this drashift does not know it)"},
+	/* identity */
+	{"apiVersion", "'drashift.io/v1'", "apiVersion: \"drashift.io/v1\" is not drashift.io/v1alpha1"},
+	{"kind", "'Node'", "kind: \"Node\" is not MigrationPlan"},
+	{"metadata.name", NULL, "metadata.name: missing"},
+	{"metadata.name", "''", "metadata.name: empty"},
+	{"spec", NULL, "spec: missing"},
+};
+
+static void test_validation_errors_name_the_field(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(validation_cases) / sizeof(validation_cases[0]); i++) {
+		const plan_case_t *c = &validation_cases[i];
+		cJSON *obj = load("minimal.json");
+		mutate(obj, c->path, c->value);
+		decode_fails(obj, c->want);
+		cJSON_Delete(obj);
+	}
+}
+
+/* Wrong JSON types anywhere are refused with the field named, never read as something else. */
+static const plan_case_t type_cases[] = {
+	{"spec", "'plan'", "spec: not an object"},
+	{"metadata", "[]", "metadata: not an object"},
+	{"metadata.generation", "-1", "metadata.generation: not a non-negative integer"},
+	{"metadata.generation", "'1'", "metadata.generation: not a number"},
+	{"spec.driver", "1", "spec.driver: not a string"},
+	{"spec.deviceClassNames", "'gpu.example.com'", "spec.deviceClassNames: not an array"},
+	{"spec.deviceClassNames", "[1]", "spec.deviceClassNames[0]: not a string"},
+	{"spec.pools", "{'a':{}}", "spec.pools: not an array"},
+	{"spec.pools[0]", "'a'", "spec.pools[0]: not an object"},
+	{"spec.pools[0].nodeSelector", "['a']", "spec.pools[0].nodeSelector: not an object"},
+	{"spec.pools[0].nodeSelector", "{'matchLabels':{'pool':1}}",
+	 "spec.pools[0].nodeSelector.matchLabels[\"pool\"]: not a string"},
+	{"spec.pools[0].nodeSelector", "{'matchLabels':['pool']}", "spec.pools[0].nodeSelector.matchLabels: not an object"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':{'key':'x'}}",
+	 "spec.pools[0].nodeSelector.matchExpressions: not an array"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[7]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0]: not an object"},
+	{"spec.pools[0].nodeSelector", "{'matchExpressions':[{'key':'x','operator':'In','values':'a'}]}",
+	 "spec.pools[0].nodeSelector.matchExpressions[0].values: not an array"},
+	{"spec.pools[0].canary", "{'nodes':'1'}", "spec.pools[0].canary.nodes: not a number"},
+	{"spec.pools[0].canary", "{'nodes':1.5}", "spec.pools[0].canary.nodes: not an integer"},
+	{"spec.pools[0].canary", "{'nodes':1e10}", "spec.pools[0].canary.nodes: out of range (at most 2147483647)"},
+	{"spec.pools[0].canary", "{'nodes':1e300}", "spec.pools[0].canary.nodes: out of range"},
+	{"spec.pools[0].canary", "1", "spec.pools[0].canary: not an object"},
+	{"spec.pools[0].bakeTime", "600", "spec.pools[0].bakeTime: not a string"},
+	{"spec.pools[0].maxUnavailable", "true", "spec.pools[0].maxUnavailable: not a number"},
+	{"spec.paused", "'yes'", "spec.paused: not a boolean"},
+	{"spec.rollback", "{'all':1}", "spec.rollback.all: not a boolean"},
+	{"spec.rollback", "{'pools':'a'}", "spec.rollback.pools: not an array"},
+	{"spec.ownership", "'nvidia'", "spec.ownership: not an object"},
+	{"spec.ownership", "{'devicePlugin':{'key':7}}", "spec.ownership.devicePlugin.key: not a string"},
+	{"spec.slo", "{'breachPolicy':1}", "spec.slo.breachPolicy: not a string"},
+	{"spec.acknowledgedBreach", "{}", "spec.acknowledgedBreach: not a string"},
+};
+
+static void test_malformed_types(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(type_cases) / sizeof(type_cases[0]); i++) {
+		const plan_case_t *c = &type_cases[i];
+		cJSON *obj = load("minimal.json");
+		mutate(obj, c->path, c->value);
+		decode_fails(obj, c->want);
+		cJSON_Delete(obj);
+	}
+	cJSON *arr = json("[{'spec':{}}]");
+	decode_fails(arr, "(top level): not a JSON object");
+	cJSON_Delete(arr);
+	decode_fails(NULL, "(top level): not a JSON object");
+}
+
+/* Lists beyond the CRD's maxItems are refused rather than read in part. */
+static void test_limits(void **state)
+{
+	(void)state;
+	cJSON *obj = load("minimal.json");
+	cJSON *pools = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "pools");
+	for (int i = 1; i < 33; i++) {
+		char pool[160];
+		snprintf(pool, sizeof(pool), "{'name':'p%d','nodeSelector':{'matchLabels':{'drashift.io/pool':'p%d'}}}", i, i);
+		cJSON_AddItemToArray(pools, json(pool));
+	}
+	decode_fails(obj, "spec.pools: more than 32 items");
+	cJSON_DeleteItemFromArray(pools, 32);
+	plan_t p;
+	decode_ok(obj, &p);
+	assert_int_equal(p.n_pools, 32);
+	assert_string_equal(p.pools[31].name, "p31");
+	plan_free(&p);
+	cJSON_Delete(obj);
+
+	obj = load("minimal.json");
+	mutate(obj, "spec.pools[0].nodeSelector", "{'matchLabels':{'a':'1','b':'1','c':'1','d':'1','e':'1','f':'1','g':'1',"
+						 "'h':'1','i':'1','j':'1','k':'1','l':'1','m':'1','n':'1','o':'1','p':'1','q':'1'}}");
+	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels: more than 16 labels");
+	cJSON_Delete(obj);
+}
+
+/* cJSON keeps a repeated key and lookups see the first: a repeat is refused, not half-read. */
+static void test_duplicate_members(void **state)
+{
+	(void)state;
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"driver\":\"gpu.example.com\","
+				 "\"extendedResource\":\"example.com/gpu\",\"deviceClassNames\":[\"gpu.example.com\"],"
+				 "\"pools\":[{\"name\":\"a\",\"nodeSelector\":{\"matchLabels\":{\"pool\":\"a\","
+				 "\"pool\":\"b\"}}}],\"paused\":false,\"paused\":true}}");
+	assert_non_null(obj);
+	decode_fails(obj, "spec.paused: duplicate field");
+	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "paused");
+	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "paused");
+	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels[\"pool\"]: duplicate key");
+	cJSON_Delete(obj);
+}
+
+/* Whatever the document holds, an error is one line and fits the buffer it is given. */
+static void test_errors_stay_one_line(void **state)
+{
+	(void)state;
+	cJSON *obj = load("minimal.json");
+	mutate(obj, "spec.pools[0].nodeSelector", "{'matchLabels':{'bad\\nkey\\u0001':'a'}}");
+	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels[\"bad\\x0akey\\x01\"]: must be a label key such as "
+			  "example.com/name");
+
+	plan_t p;
+	char small[16];
+	memset(small, 'x', sizeof(small));
+	assert_int_equal(plan_decode(obj, &p, small, sizeof(small)), -1);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, "spec.pools[0].n", sizeof(small) - 1);
+	assert_int_equal(plan_decode(obj, &p, NULL, 0), -1);
+	assert_zeroed(&p, sizeof(p));
+	cJSON_Delete(obj);
+
+	/* A long hostile value is cut in the message. */
+	obj = load("minimal.json");
+	char big[400] = "'";
+	memset(big + 1, 'Z', 300);
+	memcpy(big + 301, "'", 2);
+	mutate(obj, "spec.pools[0].canary", "{'nodes':1,'namespaces':[]}");
+	cJSON *ns = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+							 cJSON_GetObjectItemCaseSensitive(obj, "spec"), "pools"),
+						 0),
+						 "canary"),
+		"namespaces");
+	cJSON *v = json(big);
+	cJSON_AddItemToArray(ns, v);
+	char err[512];
+	assert_int_equal(plan_decode(obj, &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "spec.pools[0].canary.namespaces[0]: must be a namespace name (\"ZZZZ"));
+	assert_non_null(strstr(err, "ZZZ...\")"));
+	assert_true(strlen(err) < 200);
+	cJSON_Delete(obj);
+}
+
+/* ---- durations ---- */
+
+static void test_durations(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		uint64_t ms;
+		const char *want_err; /* NULL: decodes to ms */
+	} cases[] = {
+		{"0s", 0, NULL},
+		{"0ms", 0, NULL},
+		{"500ms", 500, NULL},
+		{"30s", 30000, NULL},
+		{"10m", 600000, NULL},
+		{"1h", 3600000, NULL},
+		{"1h30m", 5400000, NULL},
+		{"1m1ms", 60001, NULL},
+		{"1ms1m", 60001, NULL},
+		{"90s", 90000, NULL},
+		{"001m", 60000, NULL},
+		{"2562047h47m16s854ms", UINT64_C(9223372036854), NULL},
+		{"2562047h47m16s855ms", 0, "out of range (at most 2562047h)"},
+		{"2562048h", 0, "out of range (at most 2562047h)"},
+		{"18446744073709551616ms", 0, "out of range (at most 2562047h)"},
+		{"-5m", 0, "must not be negative"},
+		{"-0s", 0, "must not be negative"},
+		{"+5m", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"10", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"m", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"5M", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"1d", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"1.5h", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"1h-5m", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"5 m", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"1us", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"1mss", 0, "must be a duration such as 30s, 10m or 1h30m (units ms, s, m, h)"},
+		{"0000000000000000000000000000001s", 1000, NULL}, /* 32 characters, the CRD's maxLength */
+		{"00000000000000000000000000000001s", 0, "longer than 32 characters"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char value[96], want[256];
+		cJSON *obj = load("minimal.json");
+		snprintf(value, sizeof(value), "'%s'", cases[i].text);
+		mutate(obj, "spec.pools[0].bakeTime", value);
+		if (cases[i].want_err == NULL) {
+			plan_t p;
+			decode_ok(obj, &p);
+			assert_int_equal(p.pools[0].bake_ms, cases[i].ms);
+			plan_free(&p);
+		} else {
+			snprintf(want, sizeof(want), "spec.pools[0].bakeTime: %s", cases[i].want_err);
+			decode_fails(obj, want);
+		}
+		cJSON_Delete(obj);
+	}
+}
+
+/* ---- selectors ---- */
+
+/* Decode a plan whose only pool has this nodeSelector (single-quoted JSON). */
+static void selector_plan(const char *selector, plan_t *p, cJSON **obj)
+{
+	*obj = load("minimal.json");
+	mutate(*obj, "spec.pools[0].nodeSelector", selector);
+	decode_ok(*obj, p);
+}
+
+typedef struct {
+	const char *selector;
+	const char *labels; /* "k=v,k2=v2"; "" no labels; "k=" an empty value */
+	bool want;
+} selector_case_t;
+
+static const selector_case_t selector_cases[] = {
+	/* matchLabels */
+	{"{'matchLabels':{'drashift.io/pool':'a'}}", "drashift.io/pool=a", true},
+	{"{'matchLabels':{'drashift.io/pool':'a'}}", "drashift.io/pool=a,kubernetes.io/hostname=n1", true},
+	{"{'matchLabels':{'drashift.io/pool':'a'}}", "drashift.io/pool=b", false},
+	{"{'matchLabels':{'drashift.io/pool':'a'}}", "", false},
+	{"{'matchLabels':{'drashift.io/pool':'a'}}", "drashift.io/Pool=a", false},
+	{"{'matchLabels':{'pool':'a','zone':'z1'}}", "pool=a,zone=z1", true},
+	{"{'matchLabels':{'pool':'a','zone':'z1'}}", "pool=a,zone=z2", false},
+	{"{'matchLabels':{'pool':'a','zone':'z1'}}", "pool=a", false},
+	{"{'matchLabels':{'pool':''}}", "pool=", true},
+	{"{'matchLabels':{'pool':''}}", "", false},
+	/* In */
+	{"{'matchExpressions':[{'key':'pool','operator':'In','values':['a','b']}]}", "pool=a", true},
+	{"{'matchExpressions':[{'key':'pool','operator':'In','values':['a','b']}]}", "pool=b", true},
+	{"{'matchExpressions':[{'key':'pool','operator':'In','values':['a','b']}]}", "pool=c", false},
+	{"{'matchExpressions':[{'key':'pool','operator':'In','values':['a','b']}]}", "", false},
+	/* NotIn: an absent label is not in the set */
+	{"{'matchExpressions':[{'key':'pool','operator':'NotIn','values':['a']}]}", "pool=b", true},
+	{"{'matchExpressions':[{'key':'pool','operator':'NotIn','values':['a']}]}", "", true},
+	{"{'matchExpressions':[{'key':'pool','operator':'NotIn','values':['a']}]}", "pool=a", false},
+	/* Exists, DoesNotExist */
+	{"{'matchExpressions':[{'key':'gpu','operator':'Exists'}]}", "gpu=", true},
+	{"{'matchExpressions':[{'key':'gpu','operator':'Exists'}]}", "gpu=a100", true},
+	{"{'matchExpressions':[{'key':'gpu','operator':'Exists'}]}", "gpux=a100", false},
+	{"{'matchExpressions':[{'key':'gpu','operator':'DoesNotExist'}]}", "", true},
+	{"{'matchExpressions':[{'key':'gpu','operator':'DoesNotExist'}]}", "gpu=", false},
+	/* Everything ANDed */
+	{"{'matchLabels':{'pool':'b'},'matchExpressions':[{'key':'exclude','operator':'DoesNotExist'},"
+	 "{'key':'tier','operator':'In','values':['online','batch']}]}",
+	 "pool=b,tier=batch", true},
+	{"{'matchLabels':{'pool':'b'},'matchExpressions':[{'key':'exclude','operator':'DoesNotExist'},"
+	 "{'key':'tier','operator':'In','values':['online','batch']}]}",
+	 "pool=b,tier=batch,exclude=yes", false},
+	{"{'matchLabels':{'pool':'b'},'matchExpressions':[{'key':'exclude','operator':'DoesNotExist'},"
+	 "{'key':'tier','operator':'In','values':['online','batch']}]}",
+	 "pool=a,tier=online", false},
+};
+
+/* Split "k=v,k2=v2" into parallel arrays (borrowing from buf). */
+static size_t split_labels(char *buf, const char **keys, const char **values, size_t max)
+{
+	size_t n = 0;
+	char *p = buf;
+	while (*p != '\0' && n < max) {
+		char *comma = strchr(p, ',');
+		if (comma != NULL)
+			*comma = '\0';
+		char *eq = strchr(p, '=');
+		assert_non_null(eq);
+		*eq = '\0';
+		keys[n] = p;
+		values[n] = eq + 1;
+		n++;
+		if (comma == NULL)
+			break;
+		p = comma + 1;
+	}
+	return n;
+}
+
+static void test_selector_matching(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(selector_cases) / sizeof(selector_cases[0]); i++) {
+		const selector_case_t *c = &selector_cases[i];
+		plan_t p;
+		cJSON *obj;
+		char buf[256];
+		const char *keys[8], *values[8];
+		selector_plan(c->selector, &p, &obj);
+		snprintf(buf, sizeof(buf), "%s", c->labels);
+		size_t n = split_labels(buf, keys, values, 8);
+		bool got = plan_selector_matches(&p.pools[0].node_selector, keys, values, n);
+		if (got != c->want)
+			fail_msg("case %zu: selector %s on labels {%s}: got %d, want %d", i, c->selector, c->labels, got,
+				 c->want);
+		plan_free(&p);
+		cJSON_Delete(obj);
+	}
+}
+
+/* An empty selector matches nothing, never every node (unlike metav1.LabelSelector). */
+static void test_empty_selector_matches_nothing(void **state)
+{
+	(void)state;
+	plan_selector_t empty = {0};
+	const char *keys[] = {"drashift.io/pool"}, *values[] = {"a"};
+	assert_false(plan_selector_matches(&empty, keys, values, 1));
+	assert_false(plan_selector_matches(&empty, NULL, NULL, 0));
+	assert_false(plan_selector_matches(NULL, keys, values, 1));
+}
+
+/* ---- canary sizes ---- */
+
+static void test_canary_size(void **state)
+{
+	(void)state;
+	static const struct {
+		int32_t nodes, percent;
+		size_t pool, want;
+	} cases[] = {
+		{1, 0, 10, 1},
+		{3, 0, 10, 3},
+		{5, 0, 3, 3},     /* larger than the pool: the whole pool (the reconciler marks it Invalid) */
+		{1, 0, 0, 0},     /* an empty pool has no canary */
+		{0, 25, 8, 2},
+		{0, 25, 9, 3},    /* 2.25 rounds up */
+		{0, 10, 5, 1},    /* 0.5 rounds up */
+		{0, 1, 10, 1},    /* 0.1: at least one node */
+		{0, 1, 1000, 10},
+		{0, 1, 1001, 11},
+		{0, 33, 3, 1},    /* 0.99 */
+		{0, 34, 3, 2},    /* 1.02 */
+		{0, 100, 7, 7},
+		{0, 50, 0, 0},
+		{0, 100, SIZE_MAX, SIZE_MAX},
+		{0, 50, SIZE_MAX, SIZE_MAX / 2 + 1}, /* no overflow in percent * n */
+		{0, 0, 4, 1},                        /* neither set (never decoded so): one node */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		plan_pool_t pool = {.canary_nodes = cases[i].nodes, .canary_percent = cases[i].percent};
+		size_t got = plan_canary_size(&pool, cases[i].pool);
+		if (got != cases[i].want)
+			fail_msg("case %zu: nodes=%d percent=%d of %zu: got %zu, want %zu", i, (int)cases[i].nodes,
+				 (int)cases[i].percent, cases[i].pool, got, cases[i].want);
+	}
+
+	/* And from decoded plans. */
+	plan_t p;
+	cJSON *obj = load("gpu-migration.json");
+	decode_ok(obj, &p);
+	assert_int_equal(plan_canary_size(&p.pools[0], 4), 1);
+	assert_int_equal(plan_canary_size(&p.pools[1], 4), 1);
+	assert_int_equal(plan_canary_size(&p.pools[1], 10), 3);
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
+static void test_free_zeroed_plan(void **state)
+{
+	(void)state;
+	plan_t p = {0};
+	plan_free(&p);
+	plan_free(NULL);
+	assert_zeroed(&p, sizeof(p));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_gpu_migration_example),
+		cmocka_unit_test(test_decode_nvidia_gpu_operator_example),
+		cmocka_unit_test(test_defaults_match_the_crd),
+		cmocka_unit_test(test_rollback_pause_and_acknowledgement),
+		cmocka_unit_test(test_null_members_take_defaults),
+		cmocka_unit_test(test_validation_errors_name_the_field),
+		cmocka_unit_test(test_malformed_types),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_duplicate_members),
+		cmocka_unit_test(test_errors_stay_one_line),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_selector_matching),
+		cmocka_unit_test(test_empty_selector_matches_nothing),
+		cmocka_unit_test(test_canary_size),
+		cmocka_unit_test(test_free_zeroed_plan),
+	};
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}

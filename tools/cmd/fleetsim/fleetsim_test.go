@@ -1,0 +1,178 @@
+package main
+
+// Unit tests of the parts that need no API server: flag and fault parsing, the
+// device plugin's capacity/allocatable timeline, extended-resource requests.
+// The behaviour against a real control plane is tested by
+// test/integration/fleetsim.sh.
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestParsePools(t *testing.T) {
+	pools, err := parsePools("a:4x8, b:2x1")
+	if err != nil || len(pools) != 2 || pools[0] != (PoolSpec{"a", 4, 8}) || pools[1] != (PoolSpec{"b", 2, 1}) {
+		t.Fatalf("got %v, %v", pools, err)
+	}
+	for _, bad := range []string{"", "a", "a:4", "a:0x8", "a:4x0", "A:1x1", "a:1x1,a:2x2", "a:1x1000"} {
+		if _, err := parsePools(bad); err == nil {
+			t.Errorf("parsePools(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]float64{"0.5/s": 0.5, "2": 2, "30/m": 0.5, "3600/h": 1} {
+		if got, err := parseRate(in); err != nil || got != want {
+			t.Errorf("parseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0/s", "-1", "1/d", "x/s"} {
+		if _, err := parseRate(bad); err == nil {
+			t.Errorf("parseRate(%q) accepted", bad)
+		}
+	}
+}
+
+func testFaults() *Faults {
+	pools := []PoolSpec{{"a", 4, 8}, {"b", 1, 8}}
+	nodes := map[string]*simNode{}
+	for pi, p := range pools {
+		for i := range p.Nodes {
+			n := newSimNode(p, pi, i)
+			nodes[n.name] = n
+		}
+	}
+	return newFaults(pools, nodes)
+}
+
+func TestFaultsPrecedence(t *testing.T) {
+	f := testFaults()
+	spec := "pool=a:prepare-delay=5s,node=a-1:prepare-fail-rate=0.5,node=a-2:driver-crash,node=a-3:missing-devices=2:prepare-delay=1s"
+	if err := f.Apply(spec); err != nil {
+		t.Fatal(err)
+	}
+	def := 500 * time.Millisecond
+	cases := map[string]Effective{
+		"a-0": {PrepareDelay: 5 * time.Second},
+		"a-1": {PrepareDelay: 5 * time.Second, PrepareFailRate: 0.5},
+		"a-2": {PrepareDelay: 5 * time.Second, DriverCrash: true},
+		"a-3": {PrepareDelay: time.Second, MissingDevices: 2},
+	}
+	for node, want := range cases {
+		if got := f.For("a", node, def); got != want {
+			t.Errorf("%s: got %+v, want %+v", node, got, want)
+		}
+	}
+	if got := f.For("b", "b-0", def); got != (Effective{PrepareDelay: def}) {
+		t.Errorf("b-0: got %+v, want defaults", got)
+	}
+	// Runtime changes: undo one knob, clear a scope, set all.
+	if err := f.Apply("node=a-2:driver-crash=false\nnode=a-3:clear;all:prepare-fail-rate=0.1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.For("a", "a-2", def); got.DriverCrash || got.PrepareFailRate != 0.1 {
+		t.Errorf("a-2 after changes: %+v", got)
+	}
+	if got := f.For("a", "a-3", def); got != (Effective{PrepareDelay: 5 * time.Second, PrepareFailRate: 0.1}) {
+		t.Errorf("a-3 after clear: %+v", got)
+	}
+	if snap := f.Snapshot(); snap.Spec == "" || len(snap.Nodes) != 2 {
+		t.Errorf("snapshot: %+v", snap)
+	}
+}
+
+func TestFaultsRejectAtomically(t *testing.T) {
+	f := testFaults()
+	for _, bad := range []string{
+		"", "node=zz-9:driver-crash", "pool=c:prepare-delay=1s", "a-1:driver-crash", "node=a-1",
+		"node=a-1:prepare-fail-rate=2", "node=a-1:prepare-delay=soon", "node=a-1:missing-devices=-1",
+		"node=a-1:explode", "node=a-1:driver-crash=maybe",
+	} {
+		if err := f.Apply(bad); err == nil {
+			t.Errorf("Apply(%q) accepted", bad)
+		}
+	}
+	// A valid item followed by an invalid one changes nothing.
+	if err := f.Apply("node=a-1:driver-crash,node=a-2:bogus"); err == nil {
+		t.Fatal("accepted a bogus knob")
+	}
+	if f.For("a", "a-1", 0).DriverCrash {
+		t.Error("a rejected spec was partly applied")
+	}
+}
+
+func TestDevicePluginTimeline(t *testing.T) {
+	s := &Sim{cfg: &Config{CapacityLag: 5 * time.Second, ExtendedResource: "example.com/gpu"}}
+	n := newSimNode(PoolSpec{"a", 1, 4}, 0, 0)
+	t0 := time.Now()
+	val := func(p *int64) string {
+		if p == nil {
+			return "absent"
+		}
+		return resource.NewQuantity(*p, resource.DecimalSI).String()
+	}
+	check := func(at time.Time, wantCap, wantAlloc string) {
+		t.Helper()
+		c, a, _ := s.desiredExtended(n, at)
+		if val(c) != wantCap || val(a) != wantAlloc {
+			t.Errorf("at +%v: capacity %s allocatable %s; want %s %s", at.Sub(t0), val(c), val(a), wantCap, wantAlloc)
+		}
+	}
+	check(t0, "absent", "absent") // never registered
+	if !s.observeDevicePlugin(n, true, t0) {
+		t.Fatal("plugin did not start")
+	}
+	check(t0, "4", "4")
+	if !s.observeDevicePlugin(n, false, t0.Add(time.Second)) {
+		t.Fatal("plugin did not stop")
+	}
+	check(t0.Add(2*time.Second), "4", "0") // allocatable at once, capacity lags
+	check(t0.Add(7*time.Second), "0", "0") // capacity follows; the resource stays at 0
+	if s.observeDevicePlugin(n, false, t0.Add(8*time.Second)) {
+		t.Error("a stopped plugin stopped again")
+	}
+}
+
+func TestExtendedRequest(t *testing.T) {
+	gpu := v1.ResourceName("example.com/gpu")
+	q := func(n string) v1.ResourceList { return v1.ResourceList{gpu: resource.MustParse(n)} }
+	pod := &v1.Pod{Spec: v1.PodSpec{
+		Containers: []v1.Container{
+			{Resources: v1.ResourceRequirements{Limits: q("1")}},
+			{Resources: v1.ResourceRequirements{Requests: q("2"), Limits: q("2")}},
+			{},
+		},
+		InitContainers: []v1.Container{{Resources: v1.ResourceRequirements{Limits: q("2")}}},
+	}}
+	if got := extendedRequest(pod, gpu); got != 3 {
+		t.Errorf("sum of containers: got %d, want 3", got)
+	}
+	pod.Spec.InitContainers[0].Resources.Limits = q("5")
+	if got := extendedRequest(pod, gpu); got != 5 {
+		t.Errorf("largest init container: got %d, want 5", got)
+	}
+}
+
+func TestPodDuration(t *testing.T) {
+	p := &v1.Pod{}
+	if podDuration(p) != 0 {
+		t.Error("no duration set")
+	}
+	p.Labels = map[string]string{durationKey: "10s"}
+	if podDuration(p) != 10*time.Second {
+		t.Error("label")
+	}
+	p.Annotations = map[string]string{durationKey: "30s"}
+	if podDuration(p) != 30*time.Second {
+		t.Error("annotation wins over label")
+	}
+	p = &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Env: []v1.EnvVar{{Name: durationEnv, Value: "1m"}}}}}}
+	if podDuration(p) != time.Minute {
+		t.Error("env")
+	}
+}

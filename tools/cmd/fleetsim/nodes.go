@@ -1,0 +1,434 @@
+package main
+
+// Node objects and what a kubelet keeps true about them: registered with the
+// right labels, Ready with a fresh heartbeat, a Lease in kube-node-lease, room
+// for pods, and no node.kubernetes.io/not-ready taint. The testenv control
+// plane runs no node-lifecycle controller, and the TaintNodesByCondition
+// admission plugin taints every new node not-ready; fleetsim lifts the taint
+// as that controller would for a Ready node.
+//
+// Everything about one node is done by syncNode, driven by a work queue keyed
+// by node name, so a node's status is never written by two goroutines at once.
+// The queue is fed by the node informer (label changes arrive by watch, not
+// polling), the slice informer, the heartbeat ticker and timers (AddAfter) for
+// the delayed effects: capacity lag and slice removal.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	nodeLeaseNamespace = "kube-node-lease"
+	notReadyTaint      = "node.kubernetes.io/not-ready"
+	simulatedLabel     = "fleetsim.drashift.io/simulated"
+	nodeCPU            = "32"
+	nodeMemory         = "256Gi"
+	nodePods           = "110"
+)
+
+// simNode is the simulator's own memory of one node: the state of its
+// simulated device plugin and DRA driver, which the API only shows indirectly.
+type simNode struct {
+	name, pool       string
+	poolIndex, index int
+	devices          int
+	internalIP       string
+
+	mu          sync.Mutex
+	initialized bool
+	// device plugin (deviceplugin.go)
+	pluginRunning    bool
+	pluginRegistered bool      // ever registered: kubelet keeps the resource in status (at 0) after a stop
+	capacityDropAt   time.Time // when capacity follows allocatable down to 0; zero: no drop pending
+	// DRA driver (driver.go)
+	driverRegistered bool
+	sliceDeleteAt    time.Time // when an unregistered driver's slices go; zero: none pending
+	// kubelet
+	lastHeartbeat time.Time
+	lease         *coordinationv1.Lease
+	nextPodIP     int
+}
+
+func newSimNode(p PoolSpec, poolIndex, index int) *simNode {
+	return &simNode{
+		name:      fmt.Sprintf("%s-%d", p.Name, index),
+		pool:      p.Name,
+		poolIndex: poolIndex,
+		index:     index,
+		devices:   p.GPUs,
+		// Addresses only need to be unique and valid: nothing connects to them.
+		internalIP: fmt.Sprintf("172.%d.%d.%d", 16+poolIndex%16, poolIndex/16, index+1),
+	}
+}
+
+// podIP hands out the next address of the node's (notional) pod range.
+func (n *simNode) podIP() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.nextPodIP++
+	return fmt.Sprintf("10.%d.%d.%d", (n.poolIndex+1)%256, n.index, 2+n.nextPodIP%252)
+}
+
+func (s *Sim) dpEnabled(n *v1.Node) bool {
+	return n.Labels[s.cfg.DevicePluginLabel] == s.cfg.EnabledValue
+}
+
+func (s *Sim) draEnabled(n *v1.Node) bool {
+	return n.Labels[s.cfg.DRALabel] == s.cfg.EnabledValue
+}
+
+// nodeLabels are the labels a kubelet registers its node with (--node-labels).
+func (s *Sim) nodeLabels(sn *simNode) map[string]string {
+	l := map[string]string{
+		s.cfg.PoolLabel:          sn.pool,
+		"kubernetes.io/hostname": sn.name,
+		"kubernetes.io/os":       "linux",
+		"kubernetes.io/arch":     "amd64",
+		s.cfg.ModelLabel:         s.cfg.GPUModel,
+		simulatedLabel:           "true",
+	}
+	switch s.cfg.InitialOwner {
+	case "device-plugin":
+		l[s.cfg.DevicePluginLabel] = s.cfg.EnabledValue
+		l[s.cfg.DRALabel] = s.cfg.DisabledValue
+	case "dra":
+		l[s.cfg.DevicePluginLabel] = s.cfg.DisabledValue
+		l[s.cfg.DRALabel] = s.cfg.EnabledValue
+	}
+	return l
+}
+
+func (s *Sim) createNode(ctx context.Context, sn *simNode) error {
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: sn.name, Labels: s.nodeLabels(sn)}}
+	_, err := s.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create node %s: %w", sn.name, err)
+	}
+	if err == nil {
+		log.Printf("node %s registered (pool %s, %d GPUs)", sn.name, sn.pool, sn.devices)
+	}
+	return nil
+}
+
+// registerNodes creates the fleet's nodes. A node that already exists (a
+// restarted simulator, a demo left running) is adopted with the labels it has:
+// they may have been changed by the operator, and overwriting them would undo
+// a migration.
+func (s *Sim) registerNodes(ctx context.Context) error {
+	created, adopted := 0, 0
+	for _, name := range s.nodeOrder {
+		sn := s.nodes[name]
+		_, err := s.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			adopted++
+		case apierrors.IsNotFound(err):
+			if err := s.createNode(ctx, sn); err != nil {
+				return err
+			}
+			created++
+		default:
+			return fmt.Errorf("get node %s: %w", name, err)
+		}
+	}
+	log.Printf("%d nodes created, %d adopted", created, adopted)
+	return nil
+}
+
+func (s *Sim) nodeWorker(ctx context.Context) {
+	for {
+		name, shutdown := s.nodeQueue.Get()
+		if shutdown {
+			return
+		}
+		if err := s.syncNode(ctx, name); err != nil {
+			if ctx.Err() == nil {
+				s.metrics.apiErrors.Add(1)
+				log.Printf("node %s: %v (retrying)", name, err)
+			}
+			s.nodeQueue.AddRateLimited(name)
+		} else {
+			s.nodeQueue.Forget(name)
+		}
+		s.nodeQueue.Done(name)
+	}
+}
+
+// heartbeatLoop asks every node to renew its heartbeat. syncNode decides
+// whether one is due, so a node synced for another reason a moment ago does
+// not heartbeat twice.
+func (s *Sim) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, name := range s.nodeOrder {
+				s.nodeQueue.Add(name)
+			}
+		}
+	}
+}
+
+func (s *Sim) syncNode(ctx context.Context, name string) error {
+	sn := s.nodes[name]
+	if sn == nil {
+		return nil
+	}
+	node, err := s.nodeLister.Get(name)
+	if apierrors.IsNotFound(err) {
+		// Someone deleted the Node: a kubelet registers it again. The
+		// informer's add event brings us back here.
+		sn.mu.Lock()
+		sn.lease = nil
+		sn.mu.Unlock()
+		return s.createNode(ctx, sn)
+	}
+	if err != nil {
+		return err
+	}
+	if hasTaint(node, notReadyTaint) {
+		if err := s.removeNotReadyTaint(ctx, name); err != nil {
+			return err
+		}
+	}
+
+	now := time.Now()
+	dpOn, draOn := s.dpEnabled(node), s.draEnabled(node)
+	eff := s.faults.For(sn.pool, sn.name, s.cfg.PrepareDelay)
+
+	sn.mu.Lock()
+	if !sn.initialized {
+		s.adoptNodeState(sn, node, now)
+	}
+	pluginChanged := s.observeDevicePlugin(sn, dpOn, now)
+	driverChanged := s.observeDriver(sn, draOn, eff, now)
+	capQ, allocQ, recheck := s.desiredExtended(sn, now)
+	heartbeatDue := now.Sub(sn.lastHeartbeat) >= s.cfg.Heartbeat*9/10
+	sn.mu.Unlock()
+
+	if recheck > 0 {
+		s.nodeQueue.AddAfter(name, recheck)
+	}
+	if driverChanged || pluginChanged {
+		// Pods waiting for the driver (prepare) or stuck on it (unprepare)
+		// look again now rather than at their next retry.
+		s.enqueuePodsOnNode(name)
+	}
+
+	if patch, needed := s.nodeStatusPatch(node, sn, capQ, allocQ, heartbeatDue, now); needed {
+		if _, err := s.client.CoreV1().Nodes().PatchStatus(ctx, name, patch); err != nil {
+			return fmt.Errorf("patch status: %w", err)
+		}
+		if heartbeatDue {
+			sn.mu.Lock()
+			sn.lastHeartbeat = now
+			sn.mu.Unlock()
+			s.metrics.nodeHeartbeats.Add(1)
+		}
+	}
+	if heartbeatDue {
+		if err := s.renewLease(ctx, sn, node); err != nil {
+			return fmt.Errorf("renew lease: %w", err)
+		}
+	}
+	if err := s.syncSlices(ctx, sn, node, eff, now); err != nil {
+		return err
+	}
+	s.checkOwnership(node)
+	s.markDirty()
+	return nil
+}
+
+// adoptNodeState initializes the simulator's memory from what the node shows,
+// so a restarted simulator continues rather than restarts the node's story.
+// Called with sn.mu held.
+func (s *Sim) adoptNodeState(sn *simNode, node *v1.Node, now time.Time) {
+	sn.initialized = true
+	if q, ok := node.Status.Capacity[v1.ResourceName(s.cfg.ExtendedResource)]; ok {
+		sn.pluginRegistered = true
+		if q.Value() > 0 && !s.dpEnabled(node) {
+			// A plugin that stopped while we were away: its capacity
+			// lingers for the lag from now.
+			sn.capacityDropAt = now.Add(s.cfg.CapacityLag)
+		}
+	}
+	// Like a starting kubelet: slices of drivers that are not (yet)
+	// registered are removed at once.
+	sn.sliceDeleteAt = now
+}
+
+func hasTaint(n *v1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// removeNotReadyTaint does what the node-lifecycle controller does for a Ready
+// node. Get + Update under RetryOnConflict: other writers (drashift cordons,
+// tests taint) must not lose their changes.
+func (s *Sim) removeNotReadyTaint(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := s.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var keep []v1.Taint
+		for _, t := range n.Spec.Taints {
+			if t.Key != notReadyTaint {
+				keep = append(keep, t)
+			}
+		}
+		if len(keep) == len(n.Spec.Taints) {
+			return nil
+		}
+		n.Spec.Taints = keep
+		_, err = s.client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// nodeStatusPatch builds a strategic-merge patch of the node's status:
+// resources (with the extended resource as the device plugin has it; nil means
+// absent and deletes the key), the Ready condition and the other fields a
+// kubelet reports. It says whether anything differs from what the node shows
+// or a heartbeat is due; our own writes come back as informer updates, and
+// must not cause writes again.
+func (s *Sim) nodeStatusPatch(node *v1.Node, sn *simNode, capQ, allocQ *int64, heartbeat bool, now time.Time) ([]byte, bool) {
+	ext := v1.ResourceName(s.cfg.ExtendedResource)
+	needed := heartbeat
+	differs := func(list v1.ResourceList, want *int64) bool {
+		q, ok := list[ext]
+		if want == nil {
+			return ok
+		}
+		return !ok || q.Value() != *want
+	}
+	if differs(node.Status.Capacity, capQ) || differs(node.Status.Allocatable, allocQ) {
+		needed = true
+	}
+	if q, ok := node.Status.Allocatable[v1.ResourcePods]; !ok || q.String() != nodePods {
+		needed = true
+	}
+	ready := readyCondition(node)
+	if ready == nil || ready.Status != v1.ConditionTrue {
+		needed = true
+	}
+	if !needed {
+		return nil, false
+	}
+	hb := metav1.NewTime(now)
+	transition := hb
+	if ready != nil && ready.Status == v1.ConditionTrue {
+		transition = ready.LastTransitionTime
+	}
+	cond := func(t v1.NodeConditionType, status v1.ConditionStatus, reason, msg string) map[string]any {
+		lt := hb
+		for _, c := range node.Status.Conditions {
+			if c.Type == t && c.Status == status {
+				lt = c.LastTransitionTime
+			}
+		}
+		if t == v1.NodeReady {
+			lt = transition
+		}
+		return map[string]any{"type": t, "status": status, "reason": reason, "message": msg,
+			"lastHeartbeatTime": hb, "lastTransitionTime": lt}
+	}
+	resources := func(extValue *int64) map[string]any {
+		r := map[string]any{"cpu": nodeCPU, "memory": nodeMemory, "pods": nodePods, string(ext): nil}
+		if extValue != nil {
+			r[string(ext)] = fmt.Sprint(*extValue)
+		}
+		return r
+	}
+	patch := map[string]any{"status": map[string]any{
+		"capacity":    resources(capQ),
+		"allocatable": resources(allocQ),
+		"conditions": []any{
+			cond(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "kubelet is posting ready status (fleetsim)"),
+			cond(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+			cond(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+			cond(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		},
+		"addresses": []any{
+			map[string]any{"type": "InternalIP", "address": sn.internalIP},
+			map[string]any{"type": "Hostname", "address": sn.name},
+		},
+		"daemonEndpoints": map[string]any{"kubeletEndpoint": map[string]any{"Port": 10250}},
+		"nodeInfo": map[string]any{
+			"machineID": sn.name, "systemUUID": sn.name, "bootID": sn.name,
+			"kernelVersion": "6.1.0-fleetsim", "osImage": "fleetsim", "containerRuntimeVersion": "fleetsim://1.0",
+			"kubeletVersion": "v1.36.3-fleetsim", "kubeProxyVersion": "", "operatingSystem": "linux", "architecture": "amd64",
+		},
+	}}
+	b, _ := json.Marshal(patch)
+	return b, true
+}
+
+func readyCondition(n *v1.Node) *v1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == v1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// renewLease keeps the node Lease current, as the kubelet does every 10 s; the
+// Lease is owned by the Node so it goes with it.
+func (s *Sim) renewLease(ctx context.Context, sn *simNode, node *v1.Node) error {
+	leases := s.client.CoordinationV1().Leases(nodeLeaseNamespace)
+	sn.mu.Lock()
+	lease := sn.lease
+	sn.mu.Unlock()
+	now := metav1.NewMicroTime(time.Now())
+	var err error
+	if lease == nil {
+		lease, err = leases.Get(ctx, sn.name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			lease, err = leases.Create(ctx, &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Name: sn.name, OwnerReferences: []metav1.OwnerReference{nodeOwner(node)}},
+				Spec: coordinationv1.LeaseSpec{
+					HolderIdentity:       ptr.To(sn.name),
+					LeaseDurationSeconds: ptr.To[int32](40),
+					RenewTime:            &now,
+				},
+			}, metav1.CreateOptions{})
+		}
+	} else {
+		lease = lease.DeepCopy()
+		lease.Spec.RenewTime = &now
+		lease, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	}
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if err != nil {
+		sn.lease = nil // read it again next time (conflict, deleted)
+		return err
+	}
+	sn.lease = lease
+	return nil
+}
+
+func nodeOwner(node *v1.Node) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: types.UID(node.UID)}
+}
