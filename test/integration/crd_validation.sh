@@ -96,7 +96,7 @@ EOF
 	expect_contains "$out" "$field" "rejection of $name (field)"
 	expect_contains "$out" "$message" "rejection of $name (message)"
 	! kubectl get mp "$name" >/dev/null 2>&1 || fail "rejected plan $name exists"
-	log "rejected $name: $(printf '%s' "$out" | grep -F -- "$message" | head -n 1 | sed 's/^[* ]*//')"
+	log "rejected $name: $(printf '%s\n' "$out" | grep -m 1 -F -- "$message" | sed 's/^[* ]*//')"
 }
 
 COMMON='  driver: gpu.example.com
@@ -245,7 +245,8 @@ kubectl patch mp gpu-migration --type=merge -p '{"status":{"phase":"DRA"}}' >/de
 expect_eq "$(mp_field gpu-migration .status.phase)" Canary "status after a write to the main resource"
 
 # ---- printer columns ----
-header=$(kubectl get mp | head -n 1)
+# (sed, not head: head exiting early would SIGPIPE kubectl and fail the pipeline)
+header=$(kubectl get mp | sed -n 1p)
 [[ $header =~ ^NAME\ +PHASE\ +POOLS\ +NODES\ +FROZEN\ +AGE$ ]] || fail "kubectl get mp header: '$header'"
 row=$(kubectl get mp gpu-migration --no-headers | awk '{ print $1, $2, $3, $4, $5 }')
 expect_eq "$row" "gpu-migration Canary 0/2 1/8 false" "kubectl get mp row"

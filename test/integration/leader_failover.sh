@@ -7,6 +7,7 @@ source "$(dirname "$0")/../lib.sh"
 CONTROLLER=${DRASHIFT_CONTROLLER:?DRASHIFT_CONTROLLER names the built drashift-controller}
 testenv_start
 kubectl create namespace drashift-system >/dev/null
+kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null # its plans are cached too
 
 LEASE_S=4 RETRY_MS=500
 declare -A PID PORT
