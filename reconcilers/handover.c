@@ -213,7 +213,7 @@ static void handover_advance(const handover_input_t *in, handover_decision_t *d,
 		handover_patch_label(&p, &in->plan->device_plugin_label, plugin);
 	if (dra >= 0)
 		handover_patch_label(&p, &in->plan->dra_label, dra);
-	handover_emit(d, &p, in->state->step, to, reason, false, "%s", why);
+	handover_emit(d, &p, in->state->step, to, reason, false, "%s: %s", in->node->meta.name, why);
 }
 
 /*
@@ -259,7 +259,7 @@ static void handover_turn(const handover_input_t *in, handover_decision_t *d, ha
 	if (dra >= 0)
 		handover_patch_label(&p, &in->plan->dra_label, dra);
 	handover_emit(d, &p, in->state->step, to, dir == HANDOVER_TO_DRA ? "HandoverResumed" : "RollbackStarted",
-		      false, "%s", why);
+		      false, "%s: %s", in->node->meta.name, why);
 }
 
 /* The end of a handover: uncordon only a cordon that was ours (invariant 4). */

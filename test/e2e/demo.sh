@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# The README's first command works from a clean state: tools/demo starts a
-# cluster, drashift-controller connects to it, the printed kubectl hint works,
-# and tools/demo down stops every process it started.
+# The README's first command works from a clean state: tools/demo starts the
+# cluster, the simulated fleet and drashift, applies a plan, follows it until
+# the first pool is on DRA and prints `kubectl describe migrationplan`; the
+# simulator saw no double ownership or double allocation; the printed hint
+# works; tools/demo down stops every process it started.
 source "$(dirname "$0")/../lib.sh"
-export DRASHIFT_DEMO_DIR
+export DRASHIFT_DEMO_DIR DEMO_POOLS=a:3x4,b:2x4 DEMO_BAKE=3s DEMO_TIMEOUT=300
 DRASHIFT_DEMO_DIR=$(mktemp -d "${TMPDIR:-/tmp}/drashift-demo.XXXXXX")
 trap '"$DRASHIFT_ROOT/tools/demo" down >/dev/null 2>&1 || true; rm -rf "$DRASHIFT_DEMO_DIR"' EXIT
 
 out=$("$DRASHIFT_ROOT/tools/demo" 2>"$DRASHIFT_DEMO_DIR/demo.err") || fail "tools/demo failed: $(tail -n 20 "$DRASHIFT_DEMO_DIR/demo.err")"
-expect_contains "$out" "Kubernetes v1." "demo output (server version through drashift-controller)"
-expect_contains "$out" "resourceslices" "demo output (DRA API served)"
+expect_contains "$out" "pool a is on DRA" "demo output"
+expect_contains "$out" "Pools On DRA:" "demo output (kubectl describe migrationplan)"
+expect_contains "$out" "PoolPhaseChanged" "demo output (Events in describe)"
 
 hint=$(printf '%s\n' "$out" | sed -n 's/^ *export //p')
 [ -n "$hint" ] || fail "demo printed no 'export KUBECONFIG=...' hint"
 eval "export $hint"
-kubectl get --raw /readyz >/dev/null || fail "kubectl from the printed hint cannot reach the cluster"
+expect_eq "$(kubectl get mp demo -o jsonpath='{.status.pools[0].phase}')" DRA "pool a's phase, through the printed kubeconfig"
+metrics=$(printf '%s\n' "$out" | sed -n 's/^ *curl -s \(http[^ ]*\) .*/\1/p')
+curl -sf "$metrics" >"$DRASHIFT_DEMO_DIR/fleet.metrics" || fail "the fleet's metrics at '$metrics' are unreachable"
+grep -qx 'fleetsim_double_ownership_total 0' "$DRASHIFT_DEMO_DIR/fleet.metrics" || fail "double ownership seen during the demo"
+grep -qx 'fleetsim_double_allocation_total 0' "$DRASHIFT_DEMO_DIR/fleet.metrics" || fail "double allocation seen during the demo"
 
-pids=$(cat "$DRASHIFT_DEMO_DIR"/cluster/run/*.pid)
-[ "$(printf '%s\n' "$pids" | wc -l)" -eq 4 ] || fail "demo recorded $(printf '%s\n' "$pids" | wc -l) processes, want 4"
+pids=$(cat "$DRASHIFT_DEMO_DIR"/run/*.pid "$DRASHIFT_DEMO_DIR"/cluster/run/*.pid)
+[ "$(printf '%s\n' "$pids" | wc -l)" -eq 6 ] || fail "demo recorded $(printf '%s\n' "$pids" | wc -l) processes, want 6"
 "$DRASHIFT_ROOT/tools/demo" down 2>/dev/null
 # A stopped process may linger as a zombie until its new parent reaps it; only
 # a process in any other state still runs.
