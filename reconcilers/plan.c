@@ -849,6 +849,30 @@ static int plan__pools(const plan__scope_t *spec, plan_t *p)
 	return 0;
 }
 
+/*
+ * A pool selected by an ownership label would lose its nodes as drashift
+ * flips that label, half-way through a handover: refused.
+ */
+static int plan__selectors_avoid_ownership(const plan__scope_t *spec, const plan_t *p)
+{
+	for (size_t i = 0; i < p->n_pools; i++) {
+		const plan_selector_t *sel = &p->pools[i].node_selector;
+		for (size_t r = 0; r < sel->n_reqs; r++) {
+			const char *key = sel->reqs[r].key;
+			if (strcmp(key, p->device_plugin_label.key) != 0 && strcmp(key, p->dra_label.key) != 0)
+				continue;
+			char where[PLAN_PATH_MAX], q[PLAN_QUOTE_BUF];
+			plan__bprintf(where, sizeof(where), "%s.pools[%zu].nodeSelector", spec->path, i);
+			plan__quote(q, sizeof(q), key);
+			return plan__fail_raw(spec->err, spec->errlen, where,
+					      "must not use the ownership label %s: nodes would leave the pool as "
+					      "drashift flips it",
+					      q);
+		}
+	}
+	return 0;
+}
+
 /* spec.rollback: all, or pools named in spec.pools (marked on each pool). */
 static int plan__rollback(const plan__scope_t *spec, plan_t *p)
 {
@@ -990,6 +1014,7 @@ static int plan__decode(const plan__scope_t *top, plan_t *p)
 	if (p->n_device_classes == 0)
 		return plan__fail(&spec, "deviceClassNames", "must list at least one DeviceClass");
 	if (plan__ownership(&spec, p) != 0 || plan__pools(&spec, p) != 0 ||
+	    plan__selectors_avoid_ownership(&spec, p) != 0 ||
 	    plan__int32(&spec, "maxConcurrentPools", 1, 1, INT32_MAX, &p->max_concurrent_pools) != 0 ||
 	    plan__bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || plan__str(&spec, "acknowledgedBreach", false, &ack) != 0)

@@ -206,6 +206,16 @@ $COMMON
       matchExpressions: [{key: drashift.io/pool, operator: In}]
 EOF
 
+reject selector-on-ownership-label "spec.pools" "a pool's nodeSelector must not use an ownership label" <<EOF
+$COMMON
+  ownership:
+    devicePlugin: {key: nvidia.com/gpu.deploy.device-plugin}
+  pools:
+  - name: a
+    nodeSelector:
+      matchLabels: {nvidia.com/gpu.deploy.device-plugin: "true"}
+EOF
+
 reject bad-extended-resource "spec.extendedResource" "must be a domain-prefixed resource name such as example.com/gpu" <<'EOF'
   driver: gpu.example.com
   extendedResource: gpu

@@ -521,6 +521,13 @@ static const plan_case_t validation_cases[] = {
 	 "spec.pools[0].nodeSelector.matchLabels[\"-x\"]: must be a label key such as example.com/name"},
 	{"spec.pools[0].nodeSelector", "{'matchLabels':{'pool':'a/b'}}",
 	 "spec.pools[0].nodeSelector.matchLabels[\"pool\"]: must be a label value"},
+	{"spec.pools[0].nodeSelector", "{'matchLabels':{'drashift.io/device-plugin':'true'}}",
+	 "spec.pools[0].nodeSelector: must not use the ownership label \"drashift.io/device-plugin\": nodes would leave "
+	 "the pool as drashift flips it"},
+	{"spec.pools[0].nodeSelector",
+	 "{'matchLabels':{'pool':'a'},'matchExpressions':[{'key':'drashift.io/dra-driver','operator':'DoesNotExist'}]}",
+	 "spec.pools[0].nodeSelector: must not use the ownership label \"drashift.io/dra-driver\": nodes would leave "
+	 "the pool as drashift flips it"},
 	/* plan-wide */
 	{"spec.driver", NULL, "spec.driver: missing"},
 	{"spec.driver", "'GPU.example.com'",
