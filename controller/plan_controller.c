@@ -319,7 +319,7 @@ static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJ
 	free(body);
 }
 
-static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po)
+static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po, const char *why)
 {
 	char now[32];
 	plan_format_time(plan_now_ms(), now, sizeof(now));
@@ -327,7 +327,7 @@ static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po)
 	cJSON_AddStringToObject(st, "phase", "Invalid");
 	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-	plan_condition(conds, po->status, "Invalid", true, "SpecInvalid", po->invalid_reason, po->generation, now);
+	plan_condition(conds, po->status, "Invalid", true, "SpecInvalid", why, po->generation, now);
 	plan_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
 	/* Keep what was recorded about pools: a fixed spec resumes from it. */
 	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(po->status, "pools");
@@ -384,7 +384,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		return;
 	if (!po->valid) {
 		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
-		plan_status_invalid(pc, po);
+		plan_status_invalid(pc, po, po->invalid_reason);
 		return;
 	}
 	const plan_t *plan = &po->plan;
@@ -418,6 +418,25 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 				m->node = node;
 				handover_read(plan, node, &m->state);
 			}
+	}
+
+	/*
+	 * What admission cannot know: node counts. A canary larger than its pool
+	 * makes the plan invalid, and nothing is done for it.
+	 */
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		if (runs[i].n > 0 && plan->pools[i].canary_nodes > 0 && (size_t)plan->pools[i].canary_nodes > runs[i].n) {
+			char *why = xasprintf("spec.pools[%zu].canary.nodes: %d is more than the %zu node(s) the pool's selector matches",
+					      i, plan->pools[i].canary_nodes, runs[i].n);
+			log_warn("plan is invalid; nothing is done for it", "plan", name, "error", why);
+			plan_status_invalid(pc, po, why);
+			free(why);
+			for (size_t j = 0; j < plan->n_pools; j++)
+				free(runs[j].members);
+			free(runs);
+			cJSON_Delete(conflicts);
+			return;
+		}
 	}
 
 	bool record_changed = false;

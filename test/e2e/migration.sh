@@ -6,7 +6,8 @@
 #      node keeps its driver until the pod finishes, nothing is evicted or deleted;
 #   3. pool b migrates again while the operator is killed with SIGKILL after
 #      every node step and restarted: it reaches the same end state;
-#   4. a second plan that claims pool a's nodes is refused for those nodes.
+#   4. a second plan that claims pool a's nodes is refused for those nodes;
+#   5. a plan whose canary is larger than its pool is marked Invalid and touches nothing.
 # Throughout, the simulator's double-ownership and double-allocation counters stay zero.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
@@ -143,6 +144,31 @@ for n in a-0 a-1 a-2; do
 	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/dra-driver}')" true "$n left alone by the overlapping plan"
 done
 expect_no_violations
+log "step 4: the overlapping plan left pool a alone"
+
+# ---- 5. what admission cannot know: a canary larger than its pool marks the plan Invalid ----
+kubectl delete mp overlap e2e >/dev/null
+kubectl apply -f - >/dev/null <<'EOF_BIG'
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata: {name: too-big}
+spec:
+  driver: gpu.example.com
+  extendedResource: example.com/gpu
+  deviceClassNames: [gpu.example.com]
+  rollback: {all: true}
+  pools:
+  - name: b
+    nodeSelector: {matchLabels: {drashift.io/pool: b}}
+    canary: {nodes: 5}
+EOF_BIG
+invalid() { [ "$(plan_field too-big '{.status.phase}')" = Invalid ]; }
+wait_for 30 "the plan with a canary larger than its pool to be Invalid" invalid
+expect_contains "$(plan_field too-big '{.status.conditions[?(@.type=="Invalid")].message}')" "spec.pools[0].canary.nodes: 5 is more than the 2 node(s)" "Invalid condition message"
+sleep 3
+for n in b-0 b-1; do
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/dra-driver}')" true "$n untouched by the invalid plan"
+done
 kill -TERM "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"
 log "PASS"
