@@ -168,8 +168,12 @@ static void kube_http_finish(kube_http_call_t *call, CURLcode code)
 	resp.body = call->resp;
 	resp.body_len = call->resp_len;
 
-	if (code == CURLE_OK)
+	if (code == CURLE_OK) {
+		long version = 0;
 		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &resp.status);
+		curl_easy_getinfo(call->easy, CURLINFO_HTTP_VERSION, &version);
+		resp.http_major = version == CURL_HTTP_VERSION_2_0 ? 2 : version == CURL_HTTP_VERSION_3 ? 3 : version ? 1 : 0;
+	}
 
 	if (call->cancelled) {
 		resp.status = 0;

@@ -33,6 +33,7 @@ typedef struct {
 	 */
 	const char *error;
 	const char *reason; /* the API Status reason (NotFound, Conflict, ...) or NULL */
+	int http_major;     /* the protocol the answer came in: 1 or 2 (0: no answer) */
 } kube_http_response_t;
 
 typedef void (*kube_http_cb)(const kube_http_response_t *resp, void *data);

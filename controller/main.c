@@ -234,8 +234,9 @@ static void main_on_version(const kube_http_response_t *resp, void *data)
 		cJSON *v = cJSON_ParseWithLength(resp->body, resp->body_len);
 		const cJSON *git = cJSON_GetObjectItemCaseSensitive(v, "gitVersion");
 		if (cJSON_IsString(git)) {
-			log_info("connected", "server", probe->server, "version", git->valuestring);
-			printf("server %s: Kubernetes %s\n", probe->server, git->valuestring);
+			const char *proto = resp->http_major == 2 ? "HTTP/2" : resp->http_major == 3 ? "HTTP/3" : "HTTP/1.1";
+			log_info("connected", "server", probe->server, "version", git->valuestring, "protocol", proto);
+			printf("server %s: Kubernetes %s (%s)\n", probe->server, git->valuestring, proto);
 			probe->exit_code = 0;
 		} else {
 			log_error("the API server's /version answer has no gitVersion", "server", probe->server);

@@ -9,7 +9,7 @@ version=$(kubectl version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\1/
 
 # 1. Token, CA inline (the kubeconfig testenv writes).
 out=$("$CONTROLLER" --check --kubeconfig "$KUBECONFIG" 2>"$TEST_DIR/err") || fail "token kubeconfig: $(cat "$TEST_DIR/err")"
-expect_contains "$out" "Kubernetes $version" "version printed with a token kubeconfig"
+expect_contains "$out" "Kubernetes $version (HTTP/2)" "version and protocol printed with a token kubeconfig (HTTP/2 when the server offers it)"
 
 # 2. Client certificate and key as files with relative paths, found through $KUBECONFIG.
 pki="$TEST_DIR/cluster/pki"
@@ -56,4 +56,14 @@ start=$SECONDS
 if "$CONTROLLER" --check --kubeconfig "$KUBECONFIG" --timeout 5s >/dev/null 2>"$TEST_DIR/err"; then fail "connected to a stopped API server"; fi
 expect_contains "$(cat "$TEST_DIR/err")" 'msg="cannot reach the API server"' "log line for a stopped API server"
 [ $((SECONDS - start)) -le 10 ] || fail "took $((SECONDS - start)) s to give up on a stopped API server"
+
+# 7. Transport errors are retried with backoff within the deadline: an API
+# server that comes back in time is reached.
+"$CONTROLLER" --check --kubeconfig "$KUBECONFIG" --timeout 60s --log-level debug >"$TEST_DIR/late.out" 2>"$TEST_DIR/late.err" &
+late=$!
+sleep 3
+"$TESTENV" start "$TEST_DIR/cluster" kube-apiserver
+wait "$late" || fail "--check gave up although the API server came back within its deadline: $(tail -3 "$TEST_DIR/late.err")"
+expect_contains "$(cat "$TEST_DIR/late.out")" "Kubernetes $version" "version printed after the API server came back"
+grep -q 'msg="retrying request"' "$TEST_DIR/late.err" || fail "no retry was logged while the API server was down"
 log "PASS"
