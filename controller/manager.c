@@ -189,10 +189,8 @@ static void manager_started_leading(void *data)
 
 static void manager_on_cache_change(cache_kind_t kind, const void *old, const void *new, void *data)
 {
-	(void)kind;
-	(void)old;
-	(void)new;
 	manager_t *m = data;
+	plan_controller_observe(m->plans, kind, old, new);
 	plan_controller_poke(m->plans);
 }
 

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "plan_object.h"
 #include "pool.h"
+#include "slo.h"
+#include "slo_tracker.h"
 #include "strmap.h"
 #include "workqueue.h"
 #include "xalloc.h"
@@ -33,6 +35,7 @@ struct plan_controller {
 	strmap_t expected_status;
 	uint64_t expected_since;
 	int in_flight;
+	slo_tracker_t *slo;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -584,6 +587,49 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
 		cJSON_AddItemToArray(pools, p);
 	}
+	/*
+	 * The SLO signals each pool shows (issue 6 builds the gate on them;
+	 * until then they are measured and reported, not acted on).
+	 */
+	cJSON *signals = cJSON_AddArrayToObject(st, "signals");
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		plan_pool_run_t *run = &runs[i];
+		const char **names = xcalloc(run->n + 1, sizeof(char *));
+		int64_t drift = 0;
+		for (size_t m = 0; m < run->n; m++) {
+			names[m] = run->members[m].node->meta.name;
+			if (run->members[m].state.step == HANDOVER_DRA && run->members[m].state.legacy_devices >= 0) {
+				handover_ads_t ads;
+				plan_ads(pc, plan, run->members[m].node, &ads);
+				int64_t d = ads.slice_devices - run->members[m].state.legacy_devices;
+				drift += d < 0 ? -d : d;
+			}
+		}
+		slo_sample_t *samples = NULL;
+		size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
+						       plan->n_device_classes, names, run->n,
+						       now - (int64_t)plan->slo.window_ms, &samples);
+		slo_input_t sin = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
+				    .fights = (uint32_t)refused, .failed_steps = (uint32_t)run->out.n_failed, .now_ms = now };
+		slo_result_t results[SLO_SIGNALS];
+		slo_judge(&sin, results);
+		for (int k = 0; k < SLO_SIGNALS; k++) {
+			char value[64], threshold[64];
+			snprintf(value, sizeof(value), "%.0f%s", results[k].value, results[k].unit);
+			snprintf(threshold, sizeof(threshold), "%.0f%s", results[k].threshold, results[k].unit);
+			cJSON *sig = cJSON_CreateObject();
+			cJSON_AddStringToObject(sig, "name", results[k].name);
+			cJSON_AddStringToObject(sig, "pool", plan->pools[i].name);
+			cJSON_AddStringToObject(sig, "value", value);
+			cJSON_AddStringToObject(sig, "threshold", threshold);
+			cJSON_AddNumberToObject(sig, "samples", results[k].samples);
+			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(results[k].verdict));
+			cJSON_AddItemToArray(signals, sig);
+		}
+		free(samples);
+		free(names);
+	}
+
 	const char *phase = any_failed ? "Failed"
 			    : any_rolling ? "RollingBack"
 			    : plan->paused ? "Paused"
@@ -759,11 +805,25 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->events = events;
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new(5, 1000000);
+	pc->slo = slo_tracker_new();
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	return pc;
+}
+
+void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const void *old, const void *new)
+{
+	if (pc->closing)
+		return;
+	int64_t now = plan_now_ms();
+	if (kind == CACHE_CLAIMS) {
+		const projection_claim_t *gone = old;
+		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);
+	} else if (kind == CACHE_PODS && new != NULL) {
+		slo_tracker_observe_pod(pc->slo, new, now);
+	}
 }
 
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader)
@@ -777,6 +837,7 @@ static void plan_controller_free(uv_handle_t *h)
 	void (*done)(void *) = pc->closed;
 	void *data = pc->closed_data;
 	workqueue_free(pc->queue);
+	slo_tracker_free(pc->slo);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);

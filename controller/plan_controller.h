@@ -27,6 +27,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
 /* Something in the caches changed: every plan is looked at again (few plans, cheap). */
 void plan_controller_poke(plan_controller_t *pc);
+/* Feed the SLO observations (claims and pods) from a cache change. */
+void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const void *old, const void *new);
 /* Stop; done runs from the loop once nothing is in flight and memory is freed. */
 void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void *data);
 

@@ -1,13 +1,13 @@
 /*
  * Decoders from the API's JSON to projections; see projection.h.
  *
- * Every read goes through a scope: the JSON object being read plus its path
- * from the top of the document. The small readers below (string, object,
- * array, bool, integer, time, quantity) check the JSON type and, when it is
- * wrong, write "PATH.KEY: problem" and return -1, so a decoder is a straight
- * sequence of reads that bails out at the first failure. Keys taken from the
- * document (labels, resource names) appear in paths quoted with control bytes
- * escaped: an error must stay one log line whatever the peer sent.
+ * Every read goes through a json_decode scope (json_decode.h): the readers
+ * there (string, object, array, bool, integer) and the few below that only
+ * projections need (time, quantity, label map, condition) check the JSON type
+ * and, when it is wrong, write "PATH.KEY: problem" and return -1, so a decoder
+ * is a straight sequence of reads that bails out at the first failure. Keys
+ * taken from the document (labels, resource names) appear in paths quoted with
+ * control bytes escaped: an error must stay one log line whatever the peer sent.
  *
  * Decoders fill *out directly, from a zeroed start, keeping every array's
  * count equal to its allocated length (elements start zeroed). On failure the
@@ -21,263 +21,24 @@
  */
 #include "projection.h"
 
+#include "json_decode.h"
 #include "xalloc.h"
 
 #include <malloc.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Paths in error messages are truncated beyond this; they stay informative. */
-#define PROJ_PATH_MAX 192
-/* Values from the document quoted in errors are cut after this many bytes. */
-#define PROJ_QUOTE_MAX 64
-/* Largest integer a JSON number (a double in cJSON) holds exactly. */
-#define PROJ_JSON_INT_MAX 9007199254740992.0
-
-typedef struct {
-	const cJSON *obj; /* object whose members are read; NULL: every member is absent */
-	const char *path; /* path of obj from the top; "" at the top level */
-	char *err;
-	size_t errlen;
-} proj__scope_t;
-
-/* ---- paths and errors ---- */
-
-static void proj__bprintf(char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/*
- * snprintf into a fixed buffer where cutting the text short is intended
- * (paths and messages stay informative when truncated). One wrapper keeps
- * -Wformat-truncation for the places where truncation would be a bug.
- */
-static void proj__bprintf(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
-
-/*
- * s in double quotes with quotes, backslashes and control bytes escaped,
- * truncated to PROJ_QUOTE_MAX input bytes; always NUL-terminated in buf.
- */
-static void proj__quote(char *buf, size_t n, const char *s)
-{
-	size_t o = 0;
-	size_t i = 0;
-	if (n < 8) {
-		if (n > 0)
-			buf[0] = '\0';
-		return;
-	}
-	buf[o++] = '"';
-	for (; s[i] != '\0' && i < PROJ_QUOTE_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-		/* Worst case one byte becomes \xNN (4) and the tail needs "..."+quote+NUL (5). */
-		if (o + 9 > n)
-			break;
-		if (c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			static const char hex[] = "0123456789abcdef";
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 0xf];
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	if (s[i] != '\0') {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-}
-
-/* path joined with key: "a.b" + "c" -> "a.b.c", "a" + "[2]" -> "a[2]", "" + "c" -> "c". */
-static void proj__join(char *buf, size_t n, const char *path, const char *key)
-{
-	if (key == NULL || key[0] == '\0')
-		proj__bprintf(buf, n, "%s", path);
-	else if (path[0] == '\0')
-		proj__bprintf(buf, n, "%s", key);
-	else if (key[0] == '[')
-		proj__bprintf(buf, n, "%s%s", path, key);
-	else
-		proj__bprintf(buf, n, "%s.%s", path, key);
-}
-
-/* A map key from the document as a path component: ["example.com/gpu"]. */
-static void proj__key_component(char *buf, size_t n, const char *key)
-{
-	char q[PROJ_QUOTE_MAX * 4 + 8];
-	proj__quote(q, sizeof(q), key);
-	proj__bprintf(buf, n, "[%s]", q);
-}
-
-static int proj__vfail(char *err, size_t errlen, const char *path, const char *key, const char *fmt,
-		       va_list ap)
-{
-	if (err == NULL || errlen == 0)
-		return -1;
-	char where[PROJ_PATH_MAX];
-	char msg[256];
-	proj__join(where, sizeof(where), path, key);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	proj__bprintf(err, errlen, "%s: %s", where[0] != '\0' ? where : "(top level)", msg);
-	return -1;
-}
-
-static int proj__fail(const proj__scope_t *s, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int proj__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* "PATH.KEY: message"; returns -1 so readers can return it. */
-static int proj__fail(const proj__scope_t *s, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	proj__vfail(s->err, s->errlen, s->path, key, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int proj__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	proj__vfail(err, errlen, path, NULL, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* ---- readers ---- */
-
-/* The member key of s, or NULL when absent or JSON null (both mean "not set"). */
-static const cJSON *proj__get(const proj__scope_t *s, const char *key)
-{
-	if (s->obj == NULL)
-		return NULL;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->obj, key);
-	return cJSON_IsNull(v) ? NULL : v;
-}
-
-static int proj__str(const proj__scope_t *s, const char *key, bool required, const char **out)
-{
-	const cJSON *v = proj__get(s, key);
-	*out = NULL;
-	if (v == NULL)
-		return required ? proj__fail(s, key, "missing") : 0;
-	if (!cJSON_IsString(v) || v->valuestring == NULL)
-		return proj__fail(s, key, "not a string");
-	*out = v->valuestring;
-	return 0;
-}
-
-/* An owned copy of a string member; NULL when absent and optional. */
-static int proj__dup(const proj__scope_t *s, const char *key, bool required, char **out)
-{
-	const char *v;
-	if (proj__str(s, key, required, &v) != 0)
-		return -1;
-	*out = v != NULL ? xstrdup(v) : NULL;
-	return 0;
-}
-
-/*
- * Open the object member key of s as child, whose path is written to pathbuf
- * (which must outlive child). An absent optional object opens as a scope in
- * which every member is absent.
- */
-static int proj__obj(const proj__scope_t *s, const char *key, bool required, proj__scope_t *child,
-		     char *pathbuf, size_t pathlen)
-{
-	const cJSON *v = proj__get(s, key);
-	proj__join(pathbuf, pathlen, s->path, key);
-	child->obj = NULL;
-	child->path = pathbuf;
-	child->err = s->err;
-	child->errlen = s->errlen;
-	if (v == NULL)
-		return required ? proj__fail(s, key, "missing") : 0;
-	if (!cJSON_IsObject(v))
-		return proj__fail(s, key, "not an object");
-	child->obj = v;
-	return 0;
-}
-
-/* The array member key of s; *out NULL when absent. */
-static int proj__arr(const proj__scope_t *s, const char *key, const cJSON **out)
-{
-	const cJSON *v = proj__get(s, key);
-	*out = NULL;
-	if (v == NULL)
-		return 0;
-	if (!cJSON_IsArray(v))
-		return proj__fail(s, key, "not an array");
-	*out = v;
-	return 0;
-}
-
-/*
- * Open element i of the array member key of s (read with proj__arr) as an
- * object scope.
- */
-static int proj__elem(const proj__scope_t *s, const char *key, size_t i, const cJSON *item,
-		      proj__scope_t *child, char *pathbuf, size_t pathlen)
-{
-	char where[PROJ_PATH_MAX];
-	proj__join(where, sizeof(where), s->path, key);
-	proj__bprintf(pathbuf, pathlen, "%s[%zu]", where, i);
-	child->obj = NULL;
-	child->path = pathbuf;
-	child->err = s->err;
-	child->errlen = s->errlen;
-	if (!cJSON_IsObject(item))
-		return proj__fail_raw(s->err, s->errlen, pathbuf, "not an object");
-	child->obj = item;
-	return 0;
-}
-
-static int proj__bool(const proj__scope_t *s, const char *key, bool *out)
-{
-	const cJSON *v = proj__get(s, key);
-	*out = false;
-	if (v == NULL)
-		return 0;
-	if (!cJSON_IsBool(v))
-		return proj__fail(s, key, "not a boolean");
-	*out = cJSON_IsTrue(v);
-	return 0;
-}
-
-/* A JSON integer in [min, max]; doubles beyond 2^53 are not exact and are refused. */
-static int proj__int(const proj__scope_t *s, const char *key, bool required, int64_t min,
+/* An integer member in [min, max]; 0 when absent and optional. */
+static int proj__int(const json_decode_scope_t *s, const char *key, bool required, int64_t min,
 		     int64_t max, int64_t *out)
 {
-	const cJSON *v = proj__get(s, key);
-	*out = 0;
-	if (v == NULL)
-		return required ? proj__fail(s, key, "missing") : 0;
-	if (!cJSON_IsNumber(v))
-		return proj__fail(s, key, "not a number");
-	double d = v->valuedouble;
-	if (!(d >= -PROJ_JSON_INT_MAX && d <= PROJ_JSON_INT_MAX))
-		return proj__fail(s, key, "out of range");
-	int64_t i = (int64_t)d;
-	if ((double)i != d)
-		return proj__fail(s, key, "not an integer");
-	if (i < min || i > max)
-		return proj__fail(s, key, "out of range (%lld)", (long long)i);
-	*out = i;
+	bool present;
+	if (json_decode_int(s, key, required, out, &present) != 0)
+		return -1;
+	if (present && (*out < min || *out > max))
+		return json_decode_fail(s, key, "out of range (%lld)", (long long)*out);
 	return 0;
 }
 
@@ -358,20 +119,20 @@ static int proj__parse_time(const char *s, int64_t *out)
 }
 
 /* A time member as unix seconds; 0 when absent. */
-static int proj__time(const proj__scope_t *s, const char *key, int64_t *out, bool *present)
+static int proj__time(const json_decode_scope_t *s, const char *key, int64_t *out, bool *present)
 {
 	const char *v;
 	*out = 0;
 	if (present != NULL)
 		*present = false;
-	if (proj__str(s, key, false, &v) != 0)
+	if (json_decode_str(s, key, false, &v) != 0)
 		return -1;
 	if (v == NULL)
 		return 0;
 	if (proj__parse_time(v, out) != 0) {
-		char q[PROJ_QUOTE_MAX * 4 + 8];
-		proj__quote(q, sizeof(q), v);
-		return proj__fail(s, key, "not an RFC 3339 time %s", q);
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), v);
+		return json_decode_fail(s, key, "not an RFC 3339 time %s", q);
 	}
 	if (present != NULL)
 		*present = true;
@@ -443,31 +204,19 @@ static const char *proj__parse_count(const char *s, int64_t *out)
 
 /* ---- metadata ---- */
 
-/* The top-level scope of an object; it must be a JSON object. */
-static int proj__top(const cJSON *obj, proj__scope_t *top, char *err, size_t errlen)
+static int proj__meta(const json_decode_scope_t *top, projection_meta_t *m)
 {
-	top->obj = obj;
-	top->path = "";
-	top->err = err;
-	top->errlen = errlen;
-	if (!cJSON_IsObject(obj))
-		return proj__fail_raw(err, errlen, "", "not a JSON object");
-	return 0;
-}
-
-static int proj__meta(const proj__scope_t *top, projection_meta_t *m)
-{
-	char path[PROJ_PATH_MAX];
-	proj__scope_t md;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t md;
 	bool deleting;
-	if (proj__obj(top, "metadata", true, &md, path, sizeof(path)) != 0 ||
-	    proj__dup(&md, "name", true, &m->name) != 0)
+	if (json_decode_obj(top, "metadata", true, &md, path, sizeof(path)) != 0 ||
+	    json_decode_dup(&md, "name", true, &m->name) != 0)
 		return -1;
 	if (m->name[0] == '\0')
-		return proj__fail(&md, "name", "empty");
-	if (proj__dup(&md, "namespace", false, &m->namespace) != 0 ||
-	    proj__dup(&md, "uid", false, &m->uid) != 0 ||
-	    proj__dup(&md, "resourceVersion", false, &m->resource_version) != 0 ||
+		return json_decode_fail(&md, "name", "empty");
+	if (json_decode_dup(&md, "namespace", false, &m->namespace) != 0 ||
+	    json_decode_dup(&md, "uid", false, &m->uid) != 0 ||
+	    json_decode_dup(&md, "resourceVersion", false, &m->resource_version) != 0 ||
 	    proj__time(&md, "creationTimestamp", &m->created, NULL) != 0 ||
 	    proj__time(&md, "deletionTimestamp", &m->deleted, &deleting) != 0)
 		return -1;
@@ -483,27 +232,28 @@ static int proj__meta(const proj__scope_t *top, projection_meta_t *m)
  * The first metadata.ownerReferences[] entry that is the controller
  * (want_kind NULL) or has kind want_kind. kind_out may be NULL.
  */
-static int proj__owner(const proj__scope_t *top, const char *want_kind, char **kind_out,
+static int proj__owner(const json_decode_scope_t *top, const char *want_kind, char **kind_out,
 		       char **name_out)
 {
-	char mpath[PROJ_PATH_MAX], epath[PROJ_PATH_MAX];
-	proj__scope_t md, ref;
+	char mpath[JSON_DECODE_PATH_MAX], epath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t md, ref;
 	const cJSON *refs, *item;
 	size_t i = 0;
-	if (proj__obj(top, "metadata", false, &md, mpath, sizeof(mpath)) != 0 ||
-	    proj__arr(&md, "ownerReferences", &refs) != 0)
+	if (json_decode_obj(top, "metadata", false, &md, mpath, sizeof(mpath)) != 0 ||
+	    json_decode_arr(&md, "ownerReferences", SIZE_MAX, &refs, NULL) != 0)
 		return -1;
 	cJSON_ArrayForEach(item, refs)
 	{
 		const char *kind;
 		bool controller;
-		if (proj__elem(&md, "ownerReferences", i++, item, &ref, epath, sizeof(epath)) != 0 ||
-		    proj__str(&ref, "kind", true, &kind) != 0 ||
-		    proj__bool(&ref, "controller", &controller) != 0)
+		if (json_decode_elem(&md, "ownerReferences", i++, item, &ref, epath,
+				     sizeof(epath)) != 0 ||
+		    json_decode_str(&ref, "kind", true, &kind) != 0 ||
+		    json_decode_bool(&ref, "controller", &controller) != 0)
 			return -1;
 		if (want_kind != NULL ? strcmp(kind, want_kind) != 0 : !controller)
 			continue;
-		if (proj__dup(&ref, "name", true, name_out) != 0)
+		if (json_decode_dup(&ref, "name", true, name_out) != 0)
 			return -1;
 		if (kind_out != NULL)
 			*kind_out = xstrdup(kind);
@@ -543,16 +293,16 @@ static void proj__names_copy(const proj__names_t *set, char ***out, size_t *n)
 }
 
 /* Read an optional string member into a set; absent, null and empty are skipped. */
-static int proj__names_add_member(const proj__scope_t *s, const char *key, proj__names_t *set,
-				  const char *what)
+static int proj__names_add_member(const json_decode_scope_t *s, const char *key,
+				  proj__names_t *set, const char *what)
 {
 	const char *v;
-	if (proj__str(s, key, false, &v) != 0)
+	if (json_decode_str(s, key, false, &v) != 0)
 		return -1;
 	if (v == NULL || v[0] == '\0')
 		return 0;
 	if (proj__names_add(set, v) != 0)
-		return proj__fail(s, key, "more than %d %s", PROJECTION_MAX_SET, what);
+		return json_decode_fail(s, key, "more than %d %s", PROJECTION_MAX_SET, what);
 	return 0;
 }
 
@@ -563,23 +313,23 @@ static int proj__names_add_member(const proj__scope_t *s, const char *key, proj_
  * whose key starts with prefix (NULL: all). Members that are not kept are
  * not looked at.
  */
-static int proj__labels(const proj__scope_t *s, const char *key, const char *prefix,
+static int proj__labels(const json_decode_scope_t *s, const char *key, const char *prefix,
 			projection_label_t **out, size_t *n)
 {
-	char path[PROJ_PATH_MAX];
-	proj__scope_t map;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t map;
 	const cJSON *e;
 	size_t count = 0, prefix_len = prefix != NULL ? strlen(prefix) : 0;
-	if (proj__obj(s, key, false, &map, path, sizeof(path)) != 0)
+	if (json_decode_obj(s, key, false, &map, path, sizeof(path)) != 0)
 		return -1;
 	cJSON_ArrayForEach(e, map.obj)
 	{
 		if (e->string == NULL || (prefix != NULL && strncmp(e->string, prefix, prefix_len) != 0))
 			continue;
 		if (!cJSON_IsString(e) || e->valuestring == NULL) {
-			char comp[PROJ_QUOTE_MAX * 4 + 16];
-			proj__key_component(comp, sizeof(comp), e->string);
-			return proj__fail(&map, comp, "not a string");
+			char comp[JSON_DECODE_KEY_BUF];
+			json_decode_key_component(comp, sizeof(comp), e->string);
+			return json_decode_fail(&map, comp, "not a string");
 		}
 		count++;
 	}
@@ -661,11 +411,12 @@ static proj__qset_rc_t proj__qset_max(proj__qset_t *dst, const proj__qset_t *src
 	return PROJ_QSET_OK;
 }
 
-static int proj__qset_fail(const proj__scope_t *s, const char *key, proj__qset_rc_t rc)
+static int proj__qset_fail(const json_decode_scope_t *s, const char *key, proj__qset_rc_t rc)
 {
 	if (rc == PROJ_QSET_FULL)
-		return proj__fail(s, key, "more than %d extended resources", PROJECTION_MAX_SET);
-	return proj__fail(s, key, "extended resource total out of range");
+		return json_decode_fail(s, key, "more than %d extended resources",
+					PROJECTION_MAX_SET);
+	return json_decode_fail(s, key, "extended resource total out of range");
 }
 
 /* A node's extended resources are those whose name has a domain. */
@@ -698,8 +449,8 @@ static bool proj__pod_extended(const char *name)
  * pass keep. With only_new, names already in the set are left alone (limits
  * stand in for requests only where requests are silent).
  */
-static int proj__qset_read(const proj__scope_t *map, proj__qset_t *set, bool (*keep)(const char *),
-			   bool only_new)
+static int proj__qset_read(const json_decode_scope_t *map, proj__qset_t *set,
+			   bool (*keep)(const char *), bool only_new)
 {
 	const cJSON *e;
 	cJSON_ArrayForEach(e, map->obj)
@@ -708,21 +459,21 @@ static int proj__qset_read(const proj__scope_t *map, proj__qset_t *set, bool (*k
 			continue;
 		if (only_new && proj__qset_find(set, e->string) != NULL)
 			continue;
-		char comp[PROJ_QUOTE_MAX * 4 + 16];
-		proj__key_component(comp, sizeof(comp), e->string);
+		char comp[JSON_DECODE_KEY_BUF];
+		json_decode_key_component(comp, sizeof(comp), e->string);
 		if (!cJSON_IsString(e) || e->valuestring == NULL)
-			return proj__fail(map, comp, "not a quantity string");
+			return json_decode_fail(map, comp, "not a quantity string");
 		int64_t count;
 		const char *problem = proj__parse_count(e->valuestring, &count);
 		if (problem != NULL) {
-			char q[PROJ_QUOTE_MAX * 4 + 8];
-			proj__quote(q, sizeof(q), e->valuestring);
-			return proj__fail(map, comp, "%s %s", problem, q);
+			char q[JSON_DECODE_QUOTE_BUF];
+			json_decode_quote(q, sizeof(q), e->valuestring);
+			return json_decode_fail(map, comp, "%s %s", problem, q);
 		}
 		proj__q_t *slot = proj__qset_slot(set, e->string);
 		if (slot == NULL)
-			return proj__fail(map, NULL, "more than %d extended resources",
-					  PROJECTION_MAX_SET);
+			return json_decode_fail(map, NULL, "more than %d extended resources",
+						PROJECTION_MAX_SET);
 		slot->count = count;
 	}
 	return 0;
@@ -810,28 +561,28 @@ bool projection_quantity_find(const projection_quantity_t *q, size_t n, const ch
  * (obj NULL when absent) and *status its status. Every entry's type must be a
  * string; the found one's status too.
  */
-static int proj__condition(const proj__scope_t *status, const char *type, proj__scope_t *cond,
-			   char *pathbuf, size_t pathlen, projection_condition_t *out)
+static int proj__condition(const json_decode_scope_t *status, const char *type,
+			   json_decode_scope_t *cond, char *pathbuf, size_t pathlen,
+			   projection_condition_t *out)
 {
 	const cJSON *conds, *item;
 	size_t i = 0;
 	*out = PROJECTION_CONDITION_NONE;
-	cond->obj = NULL;
-	cond->path = pathbuf;
-	cond->err = status->err;
-	cond->errlen = status->errlen;
+	*cond = (json_decode_scope_t){.path = pathbuf, .err = status->err,
+				      .errlen = status->errlen};
 	pathbuf[0] = '\0';
-	if (proj__arr(status, "conditions", &conds) != 0)
+	if (json_decode_arr(status, "conditions", SIZE_MAX, &conds, NULL) != 0)
 		return -1;
 	cJSON_ArrayForEach(item, conds)
 	{
 		const char *t, *st;
-		if (proj__elem(status, "conditions", i++, item, cond, pathbuf, pathlen) != 0 ||
-		    proj__str(cond, "type", true, &t) != 0)
+		if (json_decode_elem(status, "conditions", i++, item, cond, pathbuf, pathlen) !=
+			    0 ||
+		    json_decode_str(cond, "type", true, &t) != 0)
 			return -1;
 		if (strcmp(t, type) != 0)
 			continue;
-		if (proj__str(cond, "status", true, &st) != 0)
+		if (json_decode_str(cond, "status", true, &st) != 0)
 			return -1;
 		*out = proj__condition_status(st);
 		return 0;
@@ -844,23 +595,24 @@ static int proj__condition(const proj__scope_t *status, const char *type, proj__
 
 int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, size_t errlen)
 {
-	char mpath[PROJ_PATH_MAX], spath[PROJ_PATH_MAX], stpath[PROJ_PATH_MAX];
-	char apath[PROJ_PATH_MAX], cpath[PROJ_PATH_MAX], condpath[PROJ_PATH_MAX];
-	proj__scope_t top, md, spec, status, alloc, cap, cond;
+	char mpath[JSON_DECODE_PATH_MAX], spath[JSON_DECODE_PATH_MAX];
+	char stpath[JSON_DECODE_PATH_MAX], apath[JSON_DECODE_PATH_MAX];
+	char cpath[JSON_DECODE_PATH_MAX], condpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, md, spec, status, alloc, cap, cond;
 	proj__qset_t *set = NULL;
 	memset(out, 0, sizeof(*out));
-	if (proj__top(obj, &top, err, errlen) != 0)
+	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (proj__meta(&top, &out->meta) != 0 ||
-	    proj__obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
+	    json_decode_obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
 	    proj__labels(&md, "labels", NULL, &out->labels, &out->n_labels) != 0 ||
 	    proj__labels(&md, "annotations", "drashift.io/", &out->annotations,
 			 &out->n_annotations) != 0 ||
-	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
-	    proj__bool(&spec, "unschedulable", &out->unschedulable) != 0 ||
-	    proj__obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
-	    proj__obj(&status, "allocatable", false, &alloc, apath, sizeof(apath)) != 0 ||
-	    proj__obj(&status, "capacity", false, &cap, cpath, sizeof(cpath)) != 0 ||
+	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    json_decode_bool(&spec, "unschedulable", &out->unschedulable) != 0 ||
+	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
+	    json_decode_obj(&status, "allocatable", false, &alloc, apath, sizeof(apath)) != 0 ||
+	    json_decode_obj(&status, "capacity", false, &cap, cpath, sizeof(cpath)) != 0 ||
 	    proj__condition(&status, "Ready", &cond, condpath, sizeof(condpath), &out->ready) != 0)
 		goto fail;
 
@@ -899,14 +651,14 @@ static projection_pod_phase_t proj__pod_phase(const char *s)
 }
 
 /* One container's extended-resource needs: requests, with limits where requests are silent. */
-static int proj__container_requests(const proj__scope_t *c, proj__qset_t *out)
+static int proj__container_requests(const json_decode_scope_t *c, proj__qset_t *out)
 {
-	char rpath[PROJ_PATH_MAX], qpath[PROJ_PATH_MAX], lpath[PROJ_PATH_MAX];
-	proj__scope_t res, req, lim;
+	char rpath[JSON_DECODE_PATH_MAX], qpath[JSON_DECODE_PATH_MAX], lpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t res, req, lim;
 	out->n = 0;
-	if (proj__obj(c, "resources", false, &res, rpath, sizeof(rpath)) != 0 ||
-	    proj__obj(&res, "requests", false, &req, qpath, sizeof(qpath)) != 0 ||
-	    proj__obj(&res, "limits", false, &lim, lpath, sizeof(lpath)) != 0 ||
+	if (json_decode_obj(c, "resources", false, &res, rpath, sizeof(rpath)) != 0 ||
+	    json_decode_obj(&res, "requests", false, &req, qpath, sizeof(qpath)) != 0 ||
+	    json_decode_obj(&res, "limits", false, &lim, lpath, sizeof(lpath)) != 0 ||
 	    proj__qset_read(&req, out, proj__pod_extended, false) != 0 ||
 	    proj__qset_read(&lim, out, proj__pod_extended, true) != 0)
 		return -1;
@@ -929,23 +681,24 @@ typedef struct {
  * containers with restartPolicy Always) started before it; sidecars keep
  * running and add to the sum. The pod needs the max of the two.
  */
-static int proj__pod_requests(const proj__scope_t *spec, projection_pod_t *out)
+static int proj__pod_requests(const json_decode_scope_t *spec, projection_pod_t *out)
 {
-	char cpath[PROJ_PATH_MAX];
-	proj__scope_t c;
+	char cpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t c;
 	const cJSON *containers, *inits, *item;
 	proj__qset_rc_t rc;
 	size_t i;
 	proj__pod_sets_t *w = xmalloc(sizeof(*w));
 	w->total.n = w->sidecars.n = w->init_max.n = 0;
 
-	if (proj__arr(spec, "containers", &containers) != 0 ||
-	    proj__arr(spec, "initContainers", &inits) != 0)
+	if (json_decode_arr(spec, "containers", SIZE_MAX, &containers, NULL) != 0 ||
+	    json_decode_arr(spec, "initContainers", SIZE_MAX, &inits, NULL) != 0)
 		goto fail;
 	i = 0;
 	cJSON_ArrayForEach(item, containers)
 	{
-		if (proj__elem(spec, "containers", i++, item, &c, cpath, sizeof(cpath)) != 0 ||
+		if (json_decode_elem(spec, "containers", i++, item, &c, cpath, sizeof(cpath)) !=
+			    0 ||
 		    proj__container_requests(&c, &w->container) != 0)
 			goto fail;
 		if ((rc = proj__qset_add(&w->total, &w->container)) != PROJ_QSET_OK) {
@@ -957,8 +710,9 @@ static int proj__pod_requests(const proj__scope_t *spec, projection_pod_t *out)
 	cJSON_ArrayForEach(item, inits)
 	{
 		const char *restart;
-		if (proj__elem(spec, "initContainers", i++, item, &c, cpath, sizeof(cpath)) != 0 ||
-		    proj__str(&c, "restartPolicy", false, &restart) != 0 ||
+		if (json_decode_elem(spec, "initContainers", i++, item, &c, cpath,
+				     sizeof(cpath)) != 0 ||
+		    json_decode_str(&c, "restartPolicy", false, &restart) != 0 ||
 		    proj__container_requests(&c, &w->container) != 0)
 			goto fail;
 		if (restart != NULL && strcmp(restart, "Always") == 0) {
@@ -993,37 +747,38 @@ fail:
 }
 
 /* The claims the pod uses, from its spec and from what the controllers recorded in status. */
-static int proj__pod_claims(const proj__scope_t *spec, const proj__scope_t *status,
+static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_scope_t *status,
 			    projection_pod_t *out)
 {
-	char epath[PROJ_PATH_MAX], xpath[PROJ_PATH_MAX];
-	proj__scope_t e, ext;
+	char epath[JSON_DECODE_PATH_MAX], xpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t e, ext;
 	const cJSON *arr, *item;
 	size_t i;
 	proj__names_t *set = xmalloc(sizeof(*set));
 	set->n = 0;
 
-	if (proj__arr(spec, "resourceClaims", &arr) != 0)
+	if (json_decode_arr(spec, "resourceClaims", SIZE_MAX, &arr, NULL) != 0)
 		goto fail;
 	i = 0;
 	cJSON_ArrayForEach(item, arr)
 	{
-		if (proj__elem(spec, "resourceClaims", i++, item, &e, epath, sizeof(epath)) != 0 ||
+		if (json_decode_elem(spec, "resourceClaims", i++, item, &e, epath,
+				     sizeof(epath)) != 0 ||
 		    proj__names_add_member(&e, "resourceClaimName", set, "claims") != 0)
 			goto fail;
 	}
-	if (proj__arr(status, "resourceClaimStatuses", &arr) != 0)
+	if (json_decode_arr(status, "resourceClaimStatuses", SIZE_MAX, &arr, NULL) != 0)
 		goto fail;
 	i = 0;
 	cJSON_ArrayForEach(item, arr)
 	{
-		if (proj__elem(status, "resourceClaimStatuses", i++, item, &e, epath,
-			       sizeof(epath)) != 0 ||
+		if (json_decode_elem(status, "resourceClaimStatuses", i++, item, &e, epath,
+				     sizeof(epath)) != 0 ||
 		    proj__names_add_member(&e, "resourceClaimName", set, "claims") != 0)
 			goto fail;
 	}
-	if (proj__obj(status, "extendedResourceClaimStatus", false, &ext, xpath, sizeof(xpath)) !=
-		    0 ||
+	if (json_decode_obj(status, "extendedResourceClaimStatus", false, &ext, xpath,
+			    sizeof(xpath)) != 0 ||
 	    proj__names_add_member(&ext, "resourceClaimName", set, "claims") != 0)
 		goto fail;
 	proj__names_copy(set, &out->claims, &out->n_claims);
@@ -1036,19 +791,20 @@ fail:
 
 int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, size_t errlen)
 {
-	char spath[PROJ_PATH_MAX], stpath[PROJ_PATH_MAX], condpath[PROJ_PATH_MAX];
-	proj__scope_t top, spec, status, cond;
+	char spath[JSON_DECODE_PATH_MAX], stpath[JSON_DECODE_PATH_MAX];
+	char condpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, spec, status, cond;
 	const char *phase;
 	projection_condition_t ready;
 	memset(out, 0, sizeof(*out));
-	if (proj__top(obj, &top, err, errlen) != 0)
+	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (proj__meta(&top, &out->meta) != 0 ||
 	    proj__owner(&top, NULL, &out->owner_kind, &out->owner_name) != 0 ||
-	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
-	    proj__obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
-	    proj__dup(&spec, "nodeName", false, &out->node_name) != 0 ||
-	    proj__str(&status, "phase", false, &phase) != 0)
+	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
+	    json_decode_dup(&spec, "nodeName", false, &out->node_name) != 0 ||
+	    json_decode_str(&status, "phase", false, &phase) != 0)
 		goto fail;
 	if (out->node_name != NULL && out->node_name[0] == '\0') {
 		free(out->node_name);
@@ -1062,7 +818,7 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	out->ready = ready == PROJECTION_CONDITION_TRUE;
 	if (proj__condition(&status, "PodScheduled", &cond, condpath, sizeof(condpath),
 			    &out->scheduled) != 0 ||
-	    proj__dup(&cond, "reason", false, &out->scheduled_reason) != 0 ||
+	    json_decode_dup(&cond, "reason", false, &out->scheduled_reason) != 0 ||
 	    proj__time(&cond, "lastTransitionTime", &out->scheduled_time, NULL) != 0)
 		goto fail;
 
@@ -1076,31 +832,32 @@ fail:
 
 /* ---- ResourceClaim ---- */
 
-static int proj__claim_classes(const proj__scope_t *spec, projection_claim_t *out)
+static int proj__claim_classes(const json_decode_scope_t *spec, projection_claim_t *out)
 {
-	char dpath[PROJ_PATH_MAX], rpath[PROJ_PATH_MAX], xpath[PROJ_PATH_MAX],
-		fpath[PROJ_PATH_MAX];
-	proj__scope_t devices, req, exactly, sub;
+	char dpath[JSON_DECODE_PATH_MAX], rpath[JSON_DECODE_PATH_MAX];
+	char xpath[JSON_DECODE_PATH_MAX], fpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t devices, req, exactly, sub;
 	const cJSON *reqs, *subs, *item, *s;
 	size_t i = 0;
 	proj__names_t *set = xmalloc(sizeof(*set));
 	set->n = 0;
-	if (proj__obj(spec, "devices", false, &devices, dpath, sizeof(dpath)) != 0 ||
-	    proj__arr(&devices, "requests", &reqs) != 0)
+	if (json_decode_obj(spec, "devices", false, &devices, dpath, sizeof(dpath)) != 0 ||
+	    json_decode_arr(&devices, "requests", SIZE_MAX, &reqs, NULL) != 0)
 		goto fail;
 	cJSON_ArrayForEach(item, reqs)
 	{
-		if (proj__elem(&devices, "requests", i++, item, &req, rpath, sizeof(rpath)) != 0 ||
-		    proj__obj(&req, "exactly", false, &exactly, xpath, sizeof(xpath)) != 0 ||
+		if (json_decode_elem(&devices, "requests", i++, item, &req, rpath,
+				     sizeof(rpath)) != 0 ||
+		    json_decode_obj(&req, "exactly", false, &exactly, xpath, sizeof(xpath)) != 0 ||
 		    proj__names_add_member(&exactly, "deviceClassName", set, "device classes") !=
 			    0 ||
-		    proj__arr(&req, "firstAvailable", &subs) != 0)
+		    json_decode_arr(&req, "firstAvailable", SIZE_MAX, &subs, NULL) != 0)
 			goto fail;
 		size_t j = 0;
 		cJSON_ArrayForEach(s, subs)
 		{
-			if (proj__elem(&req, "firstAvailable", j++, s, &sub, fpath, sizeof(fpath)) !=
-				    0 ||
+			if (json_decode_elem(&req, "firstAvailable", j++, s, &sub, fpath,
+					     sizeof(fpath)) != 0 ||
 			    proj__names_add_member(&sub, "deviceClassName", set, "device classes") !=
 				    0)
 				goto fail;
@@ -1115,28 +872,29 @@ fail:
 }
 
 /* nodeSelectorTerms[0].matchFields[]: metadata.name In [node] pins the allocation to node. */
-static int proj__claim_node(const proj__scope_t *alloc, char **out)
+static int proj__claim_node(const json_decode_scope_t *alloc, char **out)
 {
-	char npath[PROJ_PATH_MAX], tpath[PROJ_PATH_MAX], fpath[PROJ_PATH_MAX];
-	proj__scope_t sel, term, field;
+	char npath[JSON_DECODE_PATH_MAX], tpath[JSON_DECODE_PATH_MAX], fpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t sel, term, field;
 	const cJSON *terms, *fields, *item, *values;
 	size_t i = 0;
-	if (proj__obj(alloc, "nodeSelector", false, &sel, npath, sizeof(npath)) != 0 ||
-	    proj__arr(&sel, "nodeSelectorTerms", &terms) != 0)
+	if (json_decode_obj(alloc, "nodeSelector", false, &sel, npath, sizeof(npath)) != 0 ||
+	    json_decode_arr(&sel, "nodeSelectorTerms", SIZE_MAX, &terms, NULL) != 0)
 		return -1;
 	if (cJSON_GetArraySize(terms) == 0)
 		return 0;
-	if (proj__elem(&sel, "nodeSelectorTerms", 0, cJSON_GetArrayItem(terms, 0), &term, tpath,
-		       sizeof(tpath)) != 0 ||
-	    proj__arr(&term, "matchFields", &fields) != 0)
+	if (json_decode_elem(&sel, "nodeSelectorTerms", 0, cJSON_GetArrayItem(terms, 0), &term,
+			     tpath, sizeof(tpath)) != 0 ||
+	    json_decode_arr(&term, "matchFields", SIZE_MAX, &fields, NULL) != 0)
 		return -1;
 	cJSON_ArrayForEach(item, fields)
 	{
 		const char *key, *op;
-		if (proj__elem(&term, "matchFields", i++, item, &field, fpath, sizeof(fpath)) != 0 ||
-		    proj__str(&field, "key", true, &key) != 0 ||
-		    proj__str(&field, "operator", true, &op) != 0 ||
-		    proj__arr(&field, "values", &values) != 0)
+		if (json_decode_elem(&term, "matchFields", i++, item, &field, fpath,
+				     sizeof(fpath)) != 0 ||
+		    json_decode_str(&field, "key", true, &key) != 0 ||
+		    json_decode_str(&field, "operator", true, &op) != 0 ||
+		    json_decode_arr(&field, "values", SIZE_MAX, &values, NULL) != 0)
 			return -1;
 		if (strcmp(key, "metadata.name") != 0 || strcmp(op, "In") != 0)
 			continue;
@@ -1144,27 +902,26 @@ static int proj__claim_node(const proj__scope_t *alloc, char **out)
 		if (v == NULL)
 			continue;
 		if (!cJSON_IsString(v) || v->valuestring == NULL)
-			return proj__fail(&field, "values[0]", "not a string");
+			return json_decode_fail(&field, "values[0]", "not a string");
 		*out = xstrdup(v->valuestring);
 		return 0;
 	}
 	return 0;
 }
 
-static int proj__claim_status(const proj__scope_t *status, projection_claim_t *out)
+static int proj__claim_status(const json_decode_scope_t *status, projection_claim_t *out)
 {
-	char apath[PROJ_PATH_MAX], dpath[PROJ_PATH_MAX], epath[PROJ_PATH_MAX];
-	char cpath[PROJ_PATH_MAX];
-	proj__scope_t alloc, devs, e, c;
+	char apath[JSON_DECODE_PATH_MAX], dpath[JSON_DECODE_PATH_MAX], epath[JSON_DECODE_PATH_MAX];
+	char cpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t alloc, devs, e, c;
 	const cJSON *arr, *conds, *item, *ci;
 	size_t i, n;
 
-	if (proj__obj(status, "allocation", false, &alloc, apath, sizeof(apath)) != 0 ||
-	    proj__obj(&alloc, "devices", false, &devs, dpath, sizeof(dpath)) != 0 ||
-	    proj__arr(&devs, "results", &arr) != 0)
+	if (json_decode_obj(status, "allocation", false, &alloc, apath, sizeof(apath)) != 0 ||
+	    json_decode_obj(&alloc, "devices", false, &devs, dpath, sizeof(dpath)) != 0 ||
+	    json_decode_arr(&devs, "results", SIZE_MAX, &arr, &n) != 0)
 		return -1;
 	out->allocated = alloc.obj != NULL;
-	n = (size_t)cJSON_GetArraySize(arr);
 	if (n > 0) {
 		out->results = xcalloc(n, sizeof(*out->results));
 		out->n_results = n;
@@ -1173,20 +930,19 @@ static int proj__claim_status(const proj__scope_t *status, projection_claim_t *o
 	cJSON_ArrayForEach(item, arr)
 	{
 		projection_device_result_t *r = &out->results[i];
-		if (proj__elem(&devs, "results", i, item, &e, epath, sizeof(epath)) != 0 ||
-		    proj__dup(&e, "request", true, &r->request) != 0 ||
-		    proj__dup(&e, "driver", true, &r->driver) != 0 ||
-		    proj__dup(&e, "pool", true, &r->pool) != 0 ||
-		    proj__dup(&e, "device", true, &r->device) != 0)
+		if (json_decode_elem(&devs, "results", i, item, &e, epath, sizeof(epath)) != 0 ||
+		    json_decode_dup(&e, "request", true, &r->request) != 0 ||
+		    json_decode_dup(&e, "driver", true, &r->driver) != 0 ||
+		    json_decode_dup(&e, "pool", true, &r->pool) != 0 ||
+		    json_decode_dup(&e, "device", true, &r->device) != 0)
 			return -1;
 		i++;
 	}
 	if (proj__claim_node(&alloc, &out->node_name) != 0)
 		return -1;
 
-	if (proj__arr(status, "reservedFor", &arr) != 0)
+	if (json_decode_arr(status, "reservedFor", SIZE_MAX, &arr, &n) != 0)
 		return -1;
-	n = (size_t)cJSON_GetArraySize(arr);
 	if (n > 0) {
 		out->reserved_for = xcalloc(n, sizeof(*out->reserved_for));
 		out->n_reserved_for = n;
@@ -1195,28 +951,30 @@ static int proj__claim_status(const proj__scope_t *status, projection_claim_t *o
 	cJSON_ArrayForEach(item, arr)
 	{
 		projection_consumer_t *r = &out->reserved_for[i];
-		if (proj__elem(status, "reservedFor", i, item, &e, epath, sizeof(epath)) != 0 ||
-		    proj__dup(&e, "resource", true, &r->resource) != 0 ||
-		    proj__dup(&e, "name", true, &r->name) != 0 ||
-		    proj__dup(&e, "uid", true, &r->uid) != 0)
+		if (json_decode_elem(status, "reservedFor", i, item, &e, epath, sizeof(epath)) !=
+			    0 ||
+		    json_decode_dup(&e, "resource", true, &r->resource) != 0 ||
+		    json_decode_dup(&e, "name", true, &r->name) != 0 ||
+		    json_decode_dup(&e, "uid", true, &r->uid) != 0)
 			return -1;
 		i++;
 	}
 
-	if (proj__arr(status, "devices", &arr) != 0)
+	if (json_decode_arr(status, "devices", SIZE_MAX, &arr, NULL) != 0)
 		return -1;
 	i = 0;
 	cJSON_ArrayForEach(item, arr)
 	{
-		if (proj__elem(status, "devices", i++, item, &e, epath, sizeof(epath)) != 0 ||
-		    proj__arr(&e, "conditions", &conds) != 0)
+		if (json_decode_elem(status, "devices", i++, item, &e, epath, sizeof(epath)) != 0 ||
+		    json_decode_arr(&e, "conditions", SIZE_MAX, &conds, NULL) != 0)
 			return -1;
 		size_t j = 0;
 		cJSON_ArrayForEach(ci, conds)
 		{
 			const char *st;
-			if (proj__elem(&e, "conditions", j++, ci, &c, cpath, sizeof(cpath)) != 0 ||
-			    proj__str(&c, "status", true, &st) != 0)
+			if (json_decode_elem(&e, "conditions", j++, ci, &c, cpath, sizeof(cpath)) !=
+				    0 ||
+			    json_decode_str(&c, "status", true, &st) != 0)
 				return -1;
 			out->device_conditions_false += strcmp(st, "False") == 0;
 		}
@@ -1226,15 +984,15 @@ static int proj__claim_status(const proj__scope_t *status, projection_claim_t *o
 
 int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err, size_t errlen)
 {
-	char spath[PROJ_PATH_MAX], stpath[PROJ_PATH_MAX];
-	proj__scope_t top, spec, status;
+	char spath[JSON_DECODE_PATH_MAX], stpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, spec, status;
 	memset(out, 0, sizeof(*out));
-	if (proj__top(obj, &top, err, errlen) != 0)
+	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (proj__meta(&top, &out->meta) != 0 ||
 	    proj__owner(&top, "Pod", NULL, &out->owner_pod) != 0 ||
-	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
-	    proj__obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
+	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
 	    proj__claim_classes(&spec, out) != 0 || proj__claim_status(&status, out) != 0)
 		goto fail;
 	return 0;
@@ -1247,28 +1005,28 @@ fail:
 
 int projection_decode_slice(const cJSON *obj, projection_slice_t *out, char *err, size_t errlen)
 {
-	char spath[PROJ_PATH_MAX], ppath[PROJ_PATH_MAX], dpath[PROJ_PATH_MAX];
-	proj__scope_t top, spec, pool, dev;
+	char spath[JSON_DECODE_PATH_MAX], ppath[JSON_DECODE_PATH_MAX], dpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, spec, pool, dev;
 	const cJSON *devices, *item;
+	size_t n;
 	memset(out, 0, sizeof(*out));
-	if (proj__top(obj, &top, err, errlen) != 0)
+	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (proj__meta(&top, &out->meta) != 0 ||
-	    proj__obj(&top, "spec", true, &spec, spath, sizeof(spath)) != 0 ||
-	    proj__dup(&spec, "driver", true, &out->driver) != 0 ||
-	    proj__dup(&spec, "nodeName", false, &out->node_name) != 0 ||
-	    proj__obj(&spec, "pool", true, &pool, ppath, sizeof(ppath)) != 0 ||
-	    proj__dup(&pool, "name", true, &out->pool) != 0 ||
+	    json_decode_obj(&top, "spec", true, &spec, spath, sizeof(spath)) != 0 ||
+	    json_decode_dup(&spec, "driver", true, &out->driver) != 0 ||
+	    json_decode_dup(&spec, "nodeName", false, &out->node_name) != 0 ||
+	    json_decode_obj(&spec, "pool", true, &pool, ppath, sizeof(ppath)) != 0 ||
+	    json_decode_dup(&pool, "name", true, &out->pool) != 0 ||
 	    proj__int(&pool, "generation", true, 0, INT64_MAX, &out->pool_generation) != 0 ||
 	    proj__int(&pool, "resourceSliceCount", true, 1, INT64_MAX,
 		      &out->resource_slice_count) != 0 ||
-	    proj__arr(&spec, "devices", &devices) != 0)
+	    json_decode_arr(&spec, "devices", SIZE_MAX, &devices, &n) != 0)
 		goto fail;
 	if (out->node_name != NULL && out->node_name[0] == '\0') {
 		free(out->node_name);
 		out->node_name = NULL;
 	}
-	size_t n = (size_t)cJSON_GetArraySize(devices);
 	if (n > 0) {
 		out->devices = xcalloc(n, sizeof(*out->devices));
 		out->n_devices = n;
@@ -1276,8 +1034,8 @@ int projection_decode_slice(const cJSON *obj, projection_slice_t *out, char *err
 	size_t i = 0;
 	cJSON_ArrayForEach(item, devices)
 	{
-		if (proj__elem(&spec, "devices", i, item, &dev, dpath, sizeof(dpath)) != 0 ||
-		    proj__dup(&dev, "name", true, &out->devices[i]) != 0)
+		if (json_decode_elem(&spec, "devices", i, item, &dev, dpath, sizeof(dpath)) != 0 ||
+		    json_decode_dup(&dev, "name", true, &out->devices[i]) != 0)
 			goto fail;
 		i++;
 	}
@@ -1292,14 +1050,15 @@ fail:
 int projection_decode_device_class(const cJSON *obj, projection_device_class_t *out, char *err,
 				   size_t errlen)
 {
-	char spath[PROJ_PATH_MAX];
-	proj__scope_t top, spec;
+	char spath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, spec;
 	memset(out, 0, sizeof(*out));
-	if (proj__top(obj, &top, err, errlen) != 0)
+	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (proj__meta(&top, &out->meta) != 0 ||
-	    proj__obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
-	    proj__dup(&spec, "extendedResourceName", false, &out->extended_resource_name) != 0)
+	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
+	    json_decode_dup(&spec, "extendedResourceName", false,
+			    &out->extended_resource_name) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -1493,14 +1252,14 @@ static cJSON *proj__parse(const char *text, size_t len, const char *what, char *
 {
 	const char *end = NULL;
 	if (text == NULL || len == 0) {
-		proj__fail_raw(err, errlen, "", "empty %s", what);
+		json_decode_fail_at(err, errlen, "", "empty %s", what);
 		return NULL;
 	}
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (root == NULL) {
 		size_t at = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-		proj__fail_raw(err, errlen, "", "%s is not valid JSON (at byte %zu of %zu)", what, at,
-			       len);
+		json_decode_fail_at(err, errlen, "", "%s is not valid JSON (at byte %zu of %zu)",
+				    what, at, len);
 		return NULL;
 	}
 	size_t pos = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : len;
@@ -1509,13 +1268,13 @@ static cJSON *proj__parse(const char *text, size_t len, const char *what, char *
 		pos++;
 	if (pos < len) {
 		cJSON_Delete(root);
-		proj__fail_raw(err, errlen, "", "unexpected bytes after the JSON %s (at byte %zu)",
-			       what, pos);
+		json_decode_fail_at(err, errlen, "",
+				    "unexpected bytes after the JSON %s (at byte %zu)", what, pos);
 		return NULL;
 	}
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		proj__fail_raw(err, errlen, "", "%s is not a JSON object", what);
+		json_decode_fail_at(err, errlen, "", "%s is not a JSON object", what);
 		return NULL;
 	}
 	return root;
@@ -1543,37 +1302,34 @@ static bool proj__event_type(const char *s, projection_event_type_t *out)
 int projection_decode_event(const char *line, size_t len, projection_event_t *ev, char *err,
 			    size_t errlen)
 {
-	char opath[PROJ_PATH_MAX], mpath[PROJ_PATH_MAX];
-	proj__scope_t top, object, md;
+	char opath[JSON_DECODE_PATH_MAX], mpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, object, md;
 	const char *type;
 	memset(ev, 0, sizeof(*ev));
 	cJSON *root = proj__parse(line, len, "event", err, errlen);
 	if (root == NULL)
 		return -1;
-	top.obj = root;
-	top.path = "";
-	top.err = err;
-	top.errlen = errlen;
-	if (proj__str(&top, "type", true, &type) != 0 ||
-	    proj__obj(&top, "object", true, &object, opath, sizeof(opath)) != 0)
+	if (json_decode_top(root, &top, err, errlen) != 0 ||
+	    json_decode_str(&top, "type", true, &type) != 0 ||
+	    json_decode_obj(&top, "object", true, &object, opath, sizeof(opath)) != 0)
 		goto fail;
 	if (!proj__event_type(type, &ev->type)) {
-		char q[PROJ_QUOTE_MAX * 4 + 8];
-		proj__quote(q, sizeof(q), type);
-		proj__fail(&top, "type", "unknown event type %s", q);
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), type);
+		json_decode_fail(&top, "type", "unknown event type %s", q);
 		goto fail;
 	}
 	if (ev->type == PROJECTION_EVENT_ERROR) {
 		int64_t code;
 		if (proj__int(&object, "code", false, 0, 999, &code) != 0 ||
-		    proj__dup(&object, "reason", false, &ev->error_reason) != 0 ||
-		    proj__dup(&object, "message", false, &ev->error_message) != 0)
+		    json_decode_dup(&object, "reason", false, &ev->error_reason) != 0 ||
+		    json_decode_dup(&object, "message", false, &ev->error_message) != 0)
 			goto fail;
 		ev->error_code = (int)code;
-	} else if (proj__obj(&object, "metadata", ev->type == PROJECTION_EVENT_BOOKMARK, &md, mpath,
-			     sizeof(mpath)) != 0 ||
-		   proj__dup(&md, "resourceVersion", ev->type == PROJECTION_EVENT_BOOKMARK,
-			     &ev->resource_version) != 0) {
+	} else if (json_decode_obj(&object, "metadata", ev->type == PROJECTION_EVENT_BOOKMARK, &md,
+				   mpath, sizeof(mpath)) != 0 ||
+		   json_decode_dup(&md, "resourceVersion", ev->type == PROJECTION_EVENT_BOOKMARK,
+				   &ev->resource_version) != 0) {
 		goto fail;
 	}
 	ev->object = cJSON_DetachItemViaPointer(root, (cJSON *)object.obj);
@@ -1597,33 +1353,30 @@ void projection_event_free(projection_event_t *ev)
 int projection_decode_list(const char *body, size_t len, projection_list_t *out, char *err,
 			   size_t errlen)
 {
-	char mpath[PROJ_PATH_MAX];
-	proj__scope_t top, md;
+	char mpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, md;
 	const char *kind;
 	const cJSON *items;
 	memset(out, 0, sizeof(*out));
 	cJSON *root = proj__parse(body, len, "list", err, errlen);
 	if (root == NULL)
 		return -1;
-	top.obj = root;
-	top.path = "";
-	top.err = err;
-	top.errlen = errlen;
-	if (proj__str(&top, "kind", false, &kind) != 0)
+	if (json_decode_top(root, &top, err, errlen) != 0 ||
+	    json_decode_str(&top, "kind", false, &kind) != 0)
 		goto fail;
 	if (kind != NULL && strcmp(kind, "Status") == 0) {
 		/* A failed request answered 200 would be a server bug, but say what it said. */
 		const char *msg = NULL;
-		char q[PROJ_QUOTE_MAX * 4 + 8];
-		(void)proj__str(&top, "message", false, &msg);
-		proj__quote(q, sizeof(q), msg != NULL ? msg : "");
-		proj__fail(&top, "kind", "a Status, not a list: %s", q);
+		char q[JSON_DECODE_QUOTE_BUF];
+		(void)json_decode_str(&top, "message", false, &msg);
+		json_decode_quote(q, sizeof(q), msg != NULL ? msg : "");
+		json_decode_fail(&top, "kind", "a Status, not a list: %s", q);
 		goto fail;
 	}
-	if (proj__arr(&top, "items", &items) != 0 ||
-	    proj__obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
-	    proj__dup(&md, "resourceVersion", true, &out->resource_version) != 0 ||
-	    proj__dup(&md, "continue", false, &out->continue_token) != 0)
+	if (json_decode_arr(&top, "items", SIZE_MAX, &items, NULL) != 0 ||
+	    json_decode_obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
+	    json_decode_dup(&md, "resourceVersion", true, &out->resource_version) != 0 ||
+	    json_decode_dup(&md, "continue", false, &out->continue_token) != 0)
 		goto fail;
 	if (out->continue_token != NULL && out->continue_token[0] == '\0') {
 		free(out->continue_token);

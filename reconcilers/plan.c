@@ -7,12 +7,14 @@
  * lengths of label keys, durations that overflow). The CRD and this file
  * must change together.
  *
- * Reading follows controller/projection.c: every read goes through a scope
- * (the JSON object and its path from the top of the document); the readers
- * check the JSON type and, when it is wrong, write "PATH.KEY: problem" and
- * return -1, so the decoder is a straight sequence of reads that stops at the
- * first failure. Values from the document are quoted with control bytes
- * escaped, so an error is always one line.
+ * Reading goes through controller/json_decode.h, as projection.c's does:
+ * every read goes through a scope (the JSON object and its path from the top
+ * of the document); the readers check the JSON type and, when it is wrong,
+ * write "PATH.KEY: problem" and return -1, so the decoder is a straight
+ * sequence of reads that stops at the first failure. Values from the document
+ * are quoted with control bytes escaped, so an error is always one line. The
+ * readers below (durations, enumerations, string lists, known members) add
+ * what only a plan needs.
  *
  * The spec is read strictly: a member this version does not know is an error,
  * not ignored. The API server prunes unknown fields on write, so a stored plan
@@ -25,20 +27,12 @@
  */
 #include "plan.h"
 
+#include "json_decode.h"
 #include "xalloc.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Paths in error messages are truncated beyond this; they stay informative. */
-#define PLAN_PATH_MAX 192
-/* Values from the document quoted in errors are cut after this many bytes. */
-#define PLAN_QUOTE_MAX 64
-#define PLAN_QUOTE_BUF (PLAN_QUOTE_MAX * 4 + 8)
-/* Largest integer a JSON number (a double in cJSON) holds exactly. */
-#define PLAN_JSON_INT_MAX 9007199254740992.0
 
 /* Limits, as in the CRD (maxItems, maxProperties, maxLength). */
 #define PLAN_MAX_DEVICE_CLASSES 16
@@ -62,141 +56,6 @@
 #define PLAN_MSG_LABEL_KEY "must be a label key such as example.com/name"
 #define PLAN_MSG_LABEL_VALUE "must be a label value"
 
-typedef struct {
-	const cJSON *obj; /* object whose members are read; NULL: every member is absent */
-	const char *path; /* path of obj from the top; "" at the top level */
-	char *err;
-	size_t errlen;
-} plan__scope_t;
-
-/* ---- paths and errors ---- */
-
-static bool plan__is_alnum_byte(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static void plan__bprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* snprintf where cutting the text short is intended (paths and messages stay informative). */
-static void plan__bprintf(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
-
-/*
- * s in double quotes with quotes, backslashes and control bytes escaped,
- * truncated to PLAN_QUOTE_MAX input bytes; always NUL-terminated in buf.
- */
-static void plan__quote(char *buf, size_t n, const char *s)
-{
-	size_t o = 0;
-	size_t i = 0;
-	if (n < 8) {
-		if (n > 0)
-			buf[0] = '\0';
-		return;
-	}
-	buf[o++] = '"';
-	for (; s[i] != '\0' && i < PLAN_QUOTE_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-		/* Worst case one byte becomes \xNN (4) and the tail needs "..."+quote+NUL (5). */
-		if (o + 9 > n)
-			break;
-		if (c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			static const char hex[] = "0123456789abcdef";
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 0xf];
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	if (s[i] != '\0') {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-}
-
-/* path joined with key: "a.b" + "c" -> "a.b.c", "a" + "[2]" -> "a[2]", "" + "c" -> "c". */
-static void plan__join(char *buf, size_t n, const char *path, const char *key)
-{
-	if (key == NULL || key[0] == '\0')
-		plan__bprintf(buf, n, "%s", path);
-	else if (path[0] == '\0')
-		plan__bprintf(buf, n, "%s", key);
-	else if (key[0] == '[')
-		plan__bprintf(buf, n, "%s%s", path, key);
-	else
-		plan__bprintf(buf, n, "%s.%s", path, key);
-}
-
-/* A map key from the document as a path component: ["example.com/pool"]. */
-static void plan__key_component(char *buf, size_t n, const char *key)
-{
-	char q[PLAN_QUOTE_BUF];
-	plan__quote(q, sizeof(q), key);
-	plan__bprintf(buf, n, "[%s]", q);
-}
-
-/* A member name from the document: as is when it looks like a field name, else quoted like a map key. */
-static void plan__member_component(char *buf, size_t n, const char *key)
-{
-	size_t len = strlen(key);
-	bool plain = len > 0 && len <= PLAN_QUOTE_MAX;
-	for (size_t i = 0; plain && i < len; i++)
-		plain = plan__is_alnum_byte(key[i]) || key[i] == '_' || key[i] == '-';
-	if (plain)
-		plan__bprintf(buf, n, "%s", key);
-	else
-		plan__key_component(buf, n, key);
-}
-
-static int plan__vfail(char *err, size_t errlen, const char *path, const char *key, const char *fmt, va_list ap)
-{
-	if (err == NULL || errlen == 0)
-		return -1;
-	char where[PLAN_PATH_MAX];
-	char msg[320];
-	plan__join(where, sizeof(where), path, key);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	plan__bprintf(err, errlen, "%s: %s", where[0] != '\0' ? where : "(top level)", msg);
-	return -1;
-}
-
-static int plan__fail(const plan__scope_t *s, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int plan__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* "PATH.KEY: message"; returns -1 so readers can return it. */
-static int plan__fail(const plan__scope_t *s, const char *key, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	plan__vfail(s->err, s->errlen, s->path, key, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int plan__fail_raw(char *err, size_t errlen, const char *path, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	plan__vfail(err, errlen, path, NULL, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* ---- syntax of Kubernetes names (k8s.io/apimachinery/pkg/util/validation) ---- */
 
 static bool plan__is_lower_alnum(char c)
@@ -206,7 +65,7 @@ static bool plan__is_lower_alnum(char c)
 
 static bool plan__is_alnum(char c)
 {
-	return plan__is_alnum_byte(c);
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
 /* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n), n >= 1. */
@@ -330,13 +189,17 @@ static const char *plan__parse_duration(const char *s, uint64_t *out_ms)
 
 /* ---- readers ---- */
 
-/* The member key of s, or NULL when absent or JSON null (both mean "not set", as in the API). */
-static const cJSON *plan__get(const plan__scope_t *s, const char *key)
+/* A member name from the document: as is when it looks like a field name, else quoted like a map key. */
+static void plan__member_component(char *buf, size_t n, const char *key)
 {
-	if (s->obj == NULL)
-		return NULL;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->obj, key);
-	return cJSON_IsNull(v) ? NULL : v;
+	size_t len = strlen(key);
+	bool plain = len > 0 && len <= JSON_DECODE_QUOTE_MAX;
+	for (size_t i = 0; plain && i < len; i++)
+		plain = plan__is_alnum(key[i]) || key[i] == '_' || key[i] == '-';
+	if (plain)
+		json_decode_bprintf(buf, n, "%s", key);
+	else
+		json_decode_key_component(buf, n, key);
 }
 
 /*
@@ -344,14 +207,14 @@ static const cJSON *plan__get(const plan__scope_t *s, const char *key)
  * cJSON keeps repeated keys and lookups see only the first, so a repeat
  * would be a member nobody reads.
  */
-static int plan__known(const plan__scope_t *s, const char *const *known)
+static int plan__known(const json_decode_scope_t *s, const char *const *known)
 {
 	const cJSON *m;
 	if (s->obj == NULL)
 		return 0;
 	cJSON_ArrayForEach(m, s->obj)
 	{
-		char comp[PLAN_QUOTE_BUF + 8];
+		char comp[JSON_DECODE_KEY_BUF];
 		bool found = false;
 		for (size_t i = 0; known[i] != NULL && m->string != NULL; i++) {
 			if (strcmp(m->string, known[i]) == 0) {
@@ -361,98 +224,13 @@ static int plan__known(const plan__scope_t *s, const char *const *known)
 		}
 		if (!found) {
 			plan__member_component(comp, sizeof(comp), m->string != NULL ? m->string : "");
-			return plan__fail(s, comp, "unknown field (this drashift does not know it)");
+			return json_decode_fail(s, comp, "unknown field (this drashift does not know it)");
 		}
 		for (const cJSON *o = s->obj->child; o != m; o = o->next) {
 			if (o->string != NULL && strcmp(o->string, m->string) == 0)
-				return plan__fail(s, m->string, "duplicate field");
+				return json_decode_fail(s, m->string, "duplicate field");
 		}
 	}
-	return 0;
-}
-
-static int plan__str(const plan__scope_t *s, const char *key, bool required, const char **out)
-{
-	const cJSON *v = plan__get(s, key);
-	*out = NULL;
-	if (v == NULL)
-		return required ? plan__fail(s, key, "missing") : 0;
-	if (!cJSON_IsString(v) || v->valuestring == NULL)
-		return plan__fail(s, key, "not a string");
-	*out = v->valuestring;
-	return 0;
-}
-
-/*
- * Open the object member key of s as child, whose path is written to pathbuf
- * (which must outlive child). An absent optional object opens as a scope in
- * which every member is absent, so its defaults apply.
- */
-static int plan__obj(const plan__scope_t *s, const char *key, bool required, plan__scope_t *child, char *pathbuf,
-		     size_t pathlen)
-{
-	const cJSON *v = plan__get(s, key);
-	plan__join(pathbuf, pathlen, s->path, key);
-	child->obj = NULL;
-	child->path = pathbuf;
-	child->err = s->err;
-	child->errlen = s->errlen;
-	if (v == NULL)
-		return required ? plan__fail(s, key, "missing") : 0;
-	if (!cJSON_IsObject(v))
-		return plan__fail(s, key, "not an object");
-	child->obj = v;
-	return 0;
-}
-
-/* The array member key of s with at most max elements; *out NULL and *n 0 when absent. */
-static int plan__arr(const plan__scope_t *s, const char *key, size_t max, const cJSON **out, size_t *n)
-{
-	const cJSON *v = plan__get(s, key);
-	*out = NULL;
-	*n = 0;
-	if (v == NULL)
-		return 0;
-	if (!cJSON_IsArray(v))
-		return plan__fail(s, key, "not an array");
-	size_t count = 0;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, v)
-	{
-		if (++count > max)
-			return plan__fail(s, key, "more than %zu items", max);
-	}
-	*out = v;
-	*n = count;
-	return 0;
-}
-
-/* Open element i of the array member key of s as an object scope. */
-static int plan__elem(const plan__scope_t *s, const char *key, size_t i, const cJSON *item, plan__scope_t *child,
-		      char *pathbuf, size_t pathlen)
-{
-	char where[PLAN_PATH_MAX];
-	plan__join(where, sizeof(where), s->path, key);
-	plan__bprintf(pathbuf, pathlen, "%s[%zu]", where, i);
-	child->obj = NULL;
-	child->path = pathbuf;
-	child->err = s->err;
-	child->errlen = s->errlen;
-	if (!cJSON_IsObject(item))
-		return plan__fail_raw(s->err, s->errlen, pathbuf, "not an object");
-	child->obj = item;
-	return 0;
-}
-
-static int plan__bool(const plan__scope_t *s, const char *key, bool *out)
-{
-	const cJSON *v = plan__get(s, key);
-	*out = false;
-	if (v == NULL)
-		return 0;
-	if (!cJSON_IsBool(v))
-		return plan__fail(s, key, "not a boolean");
-	*out = cJSON_IsTrue(v);
 	return 0;
 }
 
@@ -460,27 +238,22 @@ static int plan__bool(const plan__scope_t *s, const char *key, bool *out)
  * An int32 member in [min, max], def when absent. Doubles beyond 2^53 are not
  * exact and are refused; so are fractions.
  */
-static int plan__int32(const plan__scope_t *s, const char *key, int32_t def, int32_t min, int32_t max,
+static int plan__int32(const json_decode_scope_t *s, const char *key, int32_t def, int32_t min, int32_t max,
 		       int32_t *out)
 {
-	const cJSON *v = plan__get(s, key);
+	int64_t i;
+	bool present;
 	*out = def;
-	if (v == NULL)
+	if (json_decode_int(s, key, false, &i, &present) != 0)
+		return -1;
+	if (!present)
 		return 0;
-	if (!cJSON_IsNumber(v))
-		return plan__fail(s, key, "not a number");
-	double d = v->valuedouble;
-	if (!(d >= -PLAN_JSON_INT_MAX && d <= PLAN_JSON_INT_MAX))
-		return plan__fail(s, key, "out of range");
-	int64_t i = (int64_t)d;
-	if ((double)i != d)
-		return plan__fail(s, key, "not an integer");
 	if (i < min || i > max) {
 		if (max != INT32_MAX)
-			return plan__fail(s, key, "must be %d..%d", (int)min, (int)max);
+			return json_decode_fail(s, key, "must be %d..%d", (int)min, (int)max);
 		if (i < min)
-			return plan__fail(s, key, "must be at least %d", (int)min);
-		return plan__fail(s, key, "out of range (at most %d)", (int)max);
+			return json_decode_fail(s, key, "must be at least %d", (int)min);
+		return json_decode_fail(s, key, "out of range (at most %d)", (int)max);
 	}
 	*out = (int32_t)i;
 	return 0;
@@ -489,33 +262,33 @@ static int plan__int32(const plan__scope_t *s, const char *key, int32_t def, int
 typedef enum { PLAN_DUR_ZERO_OK, PLAN_DUR_POSITIVE } plan__dur_kind_t;
 
 /* A duration member in milliseconds; def_ms when absent. */
-static int plan__duration(const plan__scope_t *s, const char *key, uint64_t def_ms, plan__dur_kind_t kind,
+static int plan__duration(const json_decode_scope_t *s, const char *key, uint64_t def_ms, plan__dur_kind_t kind,
 			  uint64_t *out)
 {
 	const char *v;
 	*out = def_ms;
-	if (plan__str(s, key, false, &v) != 0)
+	if (json_decode_str(s, key, false, &v) != 0)
 		return -1;
 	if (v == NULL)
 		return 0;
 	if (strlen(v) > PLAN_MAX_DURATION_LEN)
-		return plan__fail(s, key, "longer than %d characters", PLAN_MAX_DURATION_LEN);
+		return json_decode_fail(s, key, "longer than %d characters", PLAN_MAX_DURATION_LEN);
 	const char *why = plan__parse_duration(v, out);
 	if (why != NULL) {
 		*out = 0;
-		return plan__fail(s, key, "%s", why);
+		return json_decode_fail(s, key, "%s", why);
 	}
 	if (kind == PLAN_DUR_POSITIVE && *out == 0)
-		return plan__fail(s, key, "must be greater than zero");
+		return json_decode_fail(s, key, "must be greater than zero");
 	return 0;
 }
 
 /* A string member that must be one of names (NULL-terminated); its index, def when absent. */
-static int plan__enum(const plan__scope_t *s, const char *key, const char *const *names, int def, int *out)
+static int plan__enum(const json_decode_scope_t *s, const char *key, const char *const *names, int def, int *out)
 {
 	const char *v;
 	*out = def;
-	if (plan__str(s, key, false, &v) != 0)
+	if (json_decode_str(s, key, false, &v) != 0)
 		return -1;
 	if (v == NULL)
 		return 0;
@@ -525,17 +298,17 @@ static int plan__enum(const plan__scope_t *s, const char *key, const char *const
 			return 0;
 		}
 	}
-	char q[PLAN_QUOTE_BUF];
+	char q[JSON_DECODE_QUOTE_BUF];
 	char supported[128] = "";
 	size_t o = 0;
-	plan__quote(q, sizeof(q), v);
+	json_decode_quote(q, sizeof(q), v);
 	for (int i = 0; names[i] != NULL; i++) {
 		int w = snprintf(supported + o, sizeof(supported) - o, "%s%s", i > 0 ? ", " : "", names[i]);
 		if (w < 0 || (size_t)w >= sizeof(supported) - o)
 			break;
 		o += (size_t)w;
 	}
-	return plan__fail(s, key, "unsupported value %s: supported values: %s", q, supported);
+	return json_decode_fail(s, key, "unsupported value %s: supported values: %s", q, supported);
 }
 
 /*
@@ -543,34 +316,34 @@ static int plan__enum(const plan__scope_t *s, const char *key, const char *const
  * (failing with invalid_msg) and, for list-type sets, unique. Absent: *out
  * NULL, *n 0.
  */
-static int plan__str_list(const plan__scope_t *s, const char *key, size_t max, bool unique,
+static int plan__str_list(const json_decode_scope_t *s, const char *key, size_t max, bool unique,
 			  bool (*valid)(const char *), const char *invalid_msg, char ***out, size_t *n)
 {
 	const cJSON *arr, *e;
 	size_t count;
-	char where[PLAN_PATH_MAX];
+	char where[JSON_DECODE_PATH_MAX];
 	*out = NULL;
 	*n = 0;
-	if (plan__arr(s, key, max, &arr, &count) != 0)
+	if (json_decode_arr(s, key, max, &arr, &count) != 0)
 		return -1;
 	if (count == 0)
 		return 0;
 	*out = xcalloc(count, sizeof(**out));
 	*n = count;
-	plan__join(where, sizeof(where), s->path, key);
+	json_decode_join(where, sizeof(where), s->path, key);
 	size_t i = 0;
 	cJSON_ArrayForEach(e, arr)
 	{
-		char elem[PLAN_PATH_MAX + 32], q[PLAN_QUOTE_BUF];
-		plan__bprintf(elem, sizeof(elem), "%s[%zu]", where, i);
+		char elem[JSON_DECODE_PATH_MAX + 32], q[JSON_DECODE_QUOTE_BUF];
+		json_decode_bprintf(elem, sizeof(elem), "%s[%zu]", where, i);
 		if (!cJSON_IsString(e) || e->valuestring == NULL)
-			return plan__fail_raw(s->err, s->errlen, elem, "not a string");
-		plan__quote(q, sizeof(q), e->valuestring);
+			return json_decode_fail_at(s->err, s->errlen, elem, "not a string");
+		json_decode_quote(q, sizeof(q), e->valuestring);
 		if (!valid(e->valuestring))
-			return plan__fail_raw(s->err, s->errlen, elem, "%s (%s)", invalid_msg, q);
+			return json_decode_fail_at(s->err, s->errlen, elem, "%s (%s)", invalid_msg, q);
 		for (size_t j = 0; unique && j < i; j++) {
 			if (strcmp((*out)[j], e->valuestring) == 0)
-				return plan__fail_raw(s->err, s->errlen, elem, "duplicate value %s", q);
+				return json_decode_fail_at(s->err, s->errlen, elem, "duplicate value %s", q);
 		}
 		(*out)[i++] = xstrdup(e->valuestring);
 	}
@@ -646,45 +419,47 @@ static bool plan__valid_label_value(const char *s)
 }
 
 /* An ownership label under spec.ownership: key plus its enabled and disabled values. */
-static int plan__label(const plan__scope_t *own, const char *member, const char *def_key, plan_label_t *out)
+static int plan__label(const json_decode_scope_t *own, const char *member, const char *def_key, plan_label_t *out)
 {
 	static const char *const known[] = {"key", "enabled", "disabled", NULL};
-	char path[PLAN_PATH_MAX];
-	plan__scope_t s;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t s;
 	const char *key, *enabled, *disabled;
-	if (plan__obj(own, member, false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
-	    plan__str(&s, "key", false, &key) != 0 || plan__str(&s, "enabled", false, &enabled) != 0 ||
-	    plan__str(&s, "disabled", false, &disabled) != 0)
+	if (json_decode_obj(own, member, false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
+	    json_decode_str(&s, "key", false, &key) != 0 || json_decode_str(&s, "enabled", false, &enabled) != 0 ||
+	    json_decode_str(&s, "disabled", false, &disabled) != 0)
 		return -1;
 	key = key != NULL ? key : def_key;
 	enabled = enabled != NULL ? enabled : "true";
 	disabled = disabled != NULL ? disabled : "false";
 	if (!plan__is_label_key(key))
-		return plan__fail(&s, "key", PLAN_MSG_LABEL_KEY);
+		return json_decode_fail(&s, "key", PLAN_MSG_LABEL_KEY);
 	if (!plan__is_label_value(enabled))
-		return plan__fail(&s, "enabled", PLAN_MSG_LABEL_VALUE);
+		return json_decode_fail(&s, "enabled", PLAN_MSG_LABEL_VALUE);
 	if (!plan__is_label_value(disabled))
-		return plan__fail(&s, "disabled", PLAN_MSG_LABEL_VALUE);
+		return json_decode_fail(&s, "disabled", PLAN_MSG_LABEL_VALUE);
 	if (strcmp(enabled, disabled) == 0)
-		return plan__fail(&s, NULL, "enabled and disabled must differ");
+		return json_decode_fail(&s, NULL, "enabled and disabled must differ");
 	out->key = xstrdup(key);
 	out->enabled = xstrdup(enabled);
 	out->disabled = xstrdup(disabled);
 	return 0;
 }
 
-static int plan__ownership(const plan__scope_t *spec, plan_t *p)
+static int plan__ownership(const json_decode_scope_t *spec, plan_t *p)
 {
 	static const char *const known[] = {"devicePlugin", "draDriver", NULL};
-	char path[PLAN_PATH_MAX];
-	plan__scope_t own;
-	if (plan__obj(spec, "ownership", false, &own, path, sizeof(path)) != 0 || plan__known(&own, known) != 0 ||
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t own;
+	if (json_decode_obj(spec, "ownership", false, &own, path, sizeof(path)) != 0 ||
+	    plan__known(&own, known) != 0 ||
 	    plan__label(&own, "devicePlugin", "drashift.io/device-plugin", &p->device_plugin_label) != 0 ||
 	    plan__label(&own, "draDriver", "drashift.io/dra-driver", &p->dra_label) != 0)
 		return -1;
 	if (strcmp(p->device_plugin_label.key, p->dra_label.key) == 0)
-		return plan__fail(&own, NULL,
-				  "devicePlugin.key and draDriver.key must differ: one label cannot record two owners");
+		return json_decode_fail(&own, NULL,
+					"devicePlugin.key and draDriver.key must differ: one label cannot "
+					"record two owners");
 	return 0;
 }
 
@@ -692,39 +467,41 @@ static int plan__ownership(const plan__scope_t *spec, plan_t *p)
  * spec.pools[i].nodeSelector: matchLabels become In requirements with one
  * value, followed by matchExpressions, all ANDed.
  */
-static int plan__selector(const plan__scope_t *pool, plan_selector_t *out)
+static int plan__selector(const json_decode_scope_t *pool, plan_selector_t *out)
 {
 	static const char *const known[] = {"matchLabels", "matchExpressions", NULL};
 	static const char *const known_expr[] = {"key", "operator", "values", NULL};
 	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
-	char path[PLAN_PATH_MAX], lpath[PLAN_PATH_MAX], epath[PLAN_PATH_MAX];
-	plan__scope_t sel, labels, expr;
+	char path[JSON_DECODE_PATH_MAX], lpath[JSON_DECODE_PATH_MAX], epath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t sel, labels, expr;
 	const cJSON *exprs, *e;
 	size_t n_labels = 0, n_exprs;
-	if (plan__obj(pool, "nodeSelector", true, &sel, path, sizeof(path)) != 0 || plan__known(&sel, known) != 0 ||
-	    plan__obj(&sel, "matchLabels", false, &labels, lpath, sizeof(lpath)) != 0 ||
-	    plan__arr(&sel, "matchExpressions", PLAN_MAX_MATCH_EXPRESSIONS, &exprs, &n_exprs) != 0)
+	if (json_decode_obj(pool, "nodeSelector", true, &sel, path, sizeof(path)) != 0 ||
+	    plan__known(&sel, known) != 0 ||
+	    json_decode_obj(&sel, "matchLabels", false, &labels, lpath, sizeof(lpath)) != 0 ||
+	    json_decode_arr(&sel, "matchExpressions", PLAN_MAX_MATCH_EXPRESSIONS, &exprs, &n_exprs) != 0)
 		return -1;
 	cJSON_ArrayForEach(e, labels.obj)
 	{
-		char comp[PLAN_QUOTE_BUF + 8];
+		char comp[JSON_DECODE_KEY_BUF];
 		const char *key = e->string != NULL ? e->string : "";
-		plan__key_component(comp, sizeof(comp), key);
+		json_decode_key_component(comp, sizeof(comp), key);
 		if (++n_labels > PLAN_MAX_MATCH_LABELS)
-			return plan__fail(&sel, "matchLabels", "more than %d labels", PLAN_MAX_MATCH_LABELS);
+			return json_decode_fail(&sel, "matchLabels", "more than %d labels", PLAN_MAX_MATCH_LABELS);
 		if (!plan__is_label_key(key))
-			return plan__fail(&labels, comp, PLAN_MSG_LABEL_KEY);
+			return json_decode_fail(&labels, comp, PLAN_MSG_LABEL_KEY);
 		if (!cJSON_IsString(e) || e->valuestring == NULL)
-			return plan__fail(&labels, comp, "not a string");
+			return json_decode_fail(&labels, comp, "not a string");
 		if (!plan__is_label_value(e->valuestring))
-			return plan__fail(&labels, comp, PLAN_MSG_LABEL_VALUE);
+			return json_decode_fail(&labels, comp, PLAN_MSG_LABEL_VALUE);
 		for (const cJSON *o = labels.obj->child; o != e; o = o->next) {
 			if (strcmp(o->string, key) == 0)
-				return plan__fail(&labels, comp, "duplicate key");
+				return json_decode_fail(&labels, comp, "duplicate key");
 		}
 	}
 	if (n_labels + n_exprs == 0)
-		return plan__fail(pool, "nodeSelector", "must not be empty (an empty selector would select every node)");
+		return json_decode_fail(pool, "nodeSelector",
+					"must not be empty (an empty selector would select every node)");
 	out->reqs = xcalloc(n_labels + n_exprs, sizeof(*out->reqs));
 	out->n_reqs = n_labels + n_exprs;
 	size_t r = 0;
@@ -743,13 +520,13 @@ static int plan__selector(const plan__scope_t *pool, plan_selector_t *out)
 		plan_requirement_t *req = &out->reqs[r++];
 		const char *key;
 		int op;
-		if (plan__elem(&sel, "matchExpressions", i++, e, &expr, epath, sizeof(epath)) != 0 ||
-		    plan__known(&expr, known_expr) != 0 || plan__str(&expr, "key", true, &key) != 0)
+		if (json_decode_elem(&sel, "matchExpressions", i++, e, &expr, epath, sizeof(epath)) != 0 ||
+		    plan__known(&expr, known_expr) != 0 || json_decode_str(&expr, "key", true, &key) != 0)
 			return -1;
 		if (!plan__is_label_key(key))
-			return plan__fail(&expr, "key", PLAN_MSG_LABEL_KEY);
-		if (plan__get(&expr, "operator") == NULL)
-			return plan__fail(&expr, "operator", "missing");
+			return json_decode_fail(&expr, "key", PLAN_MSG_LABEL_KEY);
+		if (json_decode_get(&expr, "operator") == NULL)
+			return json_decode_fail(&expr, "operator", "missing");
 		if (plan__enum(&expr, "operator", ops, 0, &op) != 0)
 			return -1;
 		req->key = xstrdup(key);
@@ -759,27 +536,28 @@ static int plan__selector(const plan__scope_t *pool, plan_selector_t *out)
 			return -1;
 		bool wants_values = req->op == PLAN_SELECTOR_IN || req->op == PLAN_SELECTOR_NOT_IN;
 		if (wants_values != (req->n_values > 0))
-			return plan__fail(&expr, NULL,
-					  "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist");
+			return json_decode_fail(&expr, NULL,
+						"values must be non-empty for In and NotIn, and empty for Exists and "
+						"DoesNotExist");
 	}
 	return 0;
 }
 
 /* spec.pools[i].canary: exactly one of nodes or percent; absent means one node. */
-static int plan__canary(const plan__scope_t *pool, plan_pool_t *out)
+static int plan__canary(const json_decode_scope_t *pool, plan_pool_t *out)
 {
 	static const char *const known[] = {"nodes", "percent", "namespaces", NULL};
-	char path[PLAN_PATH_MAX];
-	plan__scope_t c;
-	if (plan__obj(pool, "canary", false, &c, path, sizeof(path)) != 0 || plan__known(&c, known) != 0)
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t c;
+	if (json_decode_obj(pool, "canary", false, &c, path, sizeof(path)) != 0 || plan__known(&c, known) != 0)
 		return -1;
 	if (c.obj == NULL) {
 		out->canary_nodes = 1;
 		return 0;
 	}
-	bool has_nodes = plan__get(&c, "nodes") != NULL, has_percent = plan__get(&c, "percent") != NULL;
+	bool has_nodes = json_decode_get(&c, "nodes") != NULL, has_percent = json_decode_get(&c, "percent") != NULL;
 	if (has_nodes == has_percent)
-		return plan__fail(&c, NULL, "set exactly one of nodes or percent");
+		return json_decode_fail(&c, NULL, "set exactly one of nodes or percent");
 	if (plan__int32(&c, "nodes", 0, 1, INT32_MAX, &out->canary_nodes) != 0 ||
 	    plan__int32(&c, "percent", 0, 1, 100, &out->canary_percent) != 0)
 		return -1;
@@ -787,31 +565,33 @@ static int plan__canary(const plan__scope_t *pool, plan_pool_t *out)
 			      "must be a namespace name", &out->canary_namespaces, &out->n_canary_namespaces);
 }
 
-static int plan__pool(const plan__scope_t *pool, plan_pool_t *out)
+static int plan__pool(const json_decode_scope_t *pool, plan_pool_t *out)
 {
 	static const char *const known[] = {"name",	"nodeSelector", "canary", "maxUnavailable",
 					    "bakeTime", "deadlines",	"drain",  NULL};
 	static const char *const known_deadlines[] = {"drain", "handover", NULL};
 	static const char *const known_drain[] = {"policy", "evictionDeadline", NULL};
 	static const char *const policies[] = {"Wait", "Evict", NULL};
-	char dpath[PLAN_PATH_MAX], rpath[PLAN_PATH_MAX];
-	plan__scope_t deadlines, drain;
+	char dpath[JSON_DECODE_PATH_MAX], rpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t deadlines, drain;
 	const char *name;
 	int policy;
-	if (plan__known(pool, known) != 0 || plan__str(pool, "name", true, &name) != 0)
+	if (plan__known(pool, known) != 0 || json_decode_str(pool, "name", true, &name) != 0)
 		return -1;
 	if (!plan__is_dns_label(name))
-		return plan__fail(pool, "name", "must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)");
+		return json_decode_fail(pool, "name",
+					"must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)");
 	out->name = xstrdup(name);
 	if (plan__selector(pool, &out->node_selector) != 0 || plan__canary(pool, out) != 0 ||
 	    plan__int32(pool, "maxUnavailable", 1, 1, INT32_MAX, &out->max_unavailable) != 0 ||
 	    plan__duration(pool, "bakeTime", 10 * 60 * 1000, PLAN_DUR_ZERO_OK, &out->bake_ms) != 0 ||
-	    plan__obj(pool, "deadlines", false, &deadlines, dpath, sizeof(dpath)) != 0 ||
+	    json_decode_obj(pool, "deadlines", false, &deadlines, dpath, sizeof(dpath)) != 0 ||
 	    plan__known(&deadlines, known_deadlines) != 0 ||
 	    plan__duration(&deadlines, "drain", 60 * 60 * 1000, PLAN_DUR_POSITIVE, &out->drain_deadline_ms) != 0 ||
 	    plan__duration(&deadlines, "handover", 10 * 60 * 1000, PLAN_DUR_POSITIVE, &out->handover_deadline_ms) !=
 		    0 ||
-	    plan__obj(pool, "drain", false, &drain, rpath, sizeof(rpath)) != 0 || plan__known(&drain, known_drain) != 0 ||
+	    json_decode_obj(pool, "drain", false, &drain, rpath, sizeof(rpath)) != 0 ||
+	    plan__known(&drain, known_drain) != 0 ||
 	    plan__enum(&drain, "policy", policies, PLAN_DRAIN_WAIT, &policy) != 0 ||
 	    plan__duration(&drain, "evictionDeadline", 30 * 60 * 1000, PLAN_DUR_POSITIVE, &out->eviction_deadline_ms) !=
 		    0)
@@ -820,29 +600,31 @@ static int plan__pool(const plan__scope_t *pool, plan_pool_t *out)
 	return 0;
 }
 
-static int plan__pools(const plan__scope_t *spec, plan_t *p)
+static int plan__pools(const json_decode_scope_t *spec, plan_t *p)
 {
-	char path[PLAN_PATH_MAX];
-	plan__scope_t pool;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t pool;
 	const cJSON *arr, *e;
 	size_t n;
-	if (plan__get(spec, "pools") == NULL)
-		return plan__fail(spec, "pools", "missing");
-	if (plan__arr(spec, "pools", PLAN_MAX_POOLS, &arr, &n) != 0)
+	if (json_decode_get(spec, "pools") == NULL)
+		return json_decode_fail(spec, "pools", "missing");
+	if (json_decode_arr(spec, "pools", PLAN_MAX_POOLS, &arr, &n) != 0)
 		return -1;
 	if (n == 0)
-		return plan__fail(spec, "pools", "must list at least one pool");
+		return json_decode_fail(spec, "pools", "must list at least one pool");
 	p->pools = xcalloc(n, sizeof(*p->pools));
 	p->n_pools = n;
 	size_t i = 0;
 	cJSON_ArrayForEach(e, arr)
 	{
-		if (plan__elem(spec, "pools", i, e, &pool, path, sizeof(path)) != 0 || plan__pool(&pool, &p->pools[i]) != 0)
+		if (json_decode_elem(spec, "pools", i, e, &pool, path, sizeof(path)) != 0 ||
+		    plan__pool(&pool, &p->pools[i]) != 0)
 			return -1;
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(p->pools[j].name, p->pools[i].name) == 0)
-				return plan__fail(&pool, "name", "pool names must be unique (\"%s\" is also spec.pools[%zu])",
-						  p->pools[i].name, j);
+				return json_decode_fail(&pool, "name",
+							"pool names must be unique (\"%s\" is also spec.pools[%zu])",
+							p->pools[i].name, j);
 		}
 		i++;
 	}
@@ -853,7 +635,7 @@ static int plan__pools(const plan__scope_t *spec, plan_t *p)
  * A pool selected by an ownership label would lose its nodes as drashift
  * flips that label, half-way through a handover: refused.
  */
-static int plan__selectors_avoid_ownership(const plan__scope_t *spec, const plan_t *p)
+static int plan__selectors_avoid_ownership(const json_decode_scope_t *spec, const plan_t *p)
 {
 	for (size_t i = 0; i < p->n_pools; i++) {
 		const plan_selector_t *sel = &p->pools[i].node_selector;
@@ -861,28 +643,28 @@ static int plan__selectors_avoid_ownership(const plan__scope_t *spec, const plan
 			const char *key = sel->reqs[r].key;
 			if (strcmp(key, p->device_plugin_label.key) != 0 && strcmp(key, p->dra_label.key) != 0)
 				continue;
-			char where[PLAN_PATH_MAX], q[PLAN_QUOTE_BUF];
-			plan__bprintf(where, sizeof(where), "%s.pools[%zu].nodeSelector", spec->path, i);
-			plan__quote(q, sizeof(q), key);
-			return plan__fail_raw(spec->err, spec->errlen, where,
-					      "must not use the ownership label %s: nodes would leave the pool as "
-					      "drashift flips it",
-					      q);
+			char where[JSON_DECODE_PATH_MAX], q[JSON_DECODE_QUOTE_BUF];
+			json_decode_bprintf(where, sizeof(where), "%s.pools[%zu].nodeSelector", spec->path, i);
+			json_decode_quote(q, sizeof(q), key);
+			return json_decode_fail_at(spec->err, spec->errlen, where,
+						   "must not use the ownership label %s: nodes would leave the pool "
+						   "as drashift flips it",
+						   q);
 		}
 	}
 	return 0;
 }
 
 /* spec.rollback: all, or pools named in spec.pools (marked on each pool). */
-static int plan__rollback(const plan__scope_t *spec, plan_t *p)
+static int plan__rollback(const json_decode_scope_t *spec, plan_t *p)
 {
 	static const char *const known[] = {"all", "pools", NULL};
-	char path[PLAN_PATH_MAX];
-	plan__scope_t rb;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t rb;
 	char **names = NULL;
 	size_t n = 0;
-	if (plan__obj(spec, "rollback", false, &rb, path, sizeof(path)) != 0 || plan__known(&rb, known) != 0 ||
-	    plan__bool(&rb, "all", &p->rollback_all) != 0 ||
+	if (json_decode_obj(spec, "rollback", false, &rb, path, sizeof(path)) != 0 || plan__known(&rb, known) != 0 ||
+	    json_decode_bool(&rb, "all", &p->rollback_all) != 0 ||
 	    plan__str_list(&rb, "pools", PLAN_MAX_ROLLBACK_POOLS, true, plan__valid_any, "", &names, &n) != 0) {
 		plan__free_strs(names, n);
 		return -1;
@@ -893,10 +675,10 @@ static int plan__rollback(const plan__scope_t *spec, plan_t *p)
 		while (j < p->n_pools && strcmp(p->pools[j].name, names[i]) != 0)
 			j++;
 		if (j == p->n_pools) {
-			char comp[32], q[PLAN_QUOTE_BUF];
-			plan__bprintf(comp, sizeof(comp), "pools[%zu]", i);
-			plan__quote(q, sizeof(q), names[i]);
-			rc = plan__fail(&rb, comp, "must name pools listed in spec.pools (%s is not one)", q);
+			char comp[32], q[JSON_DECODE_QUOTE_BUF];
+			json_decode_bprintf(comp, sizeof(comp), "pools[%zu]", i);
+			json_decode_quote(q, sizeof(q), names[i]);
+			rc = json_decode_fail(&rb, comp, "must name pools listed in spec.pools (%s is not one)", q);
 		} else {
 			p->pools[j].rollback = true;
 		}
@@ -905,7 +687,7 @@ static int plan__rollback(const plan__scope_t *spec, plan_t *p)
 	return rc;
 }
 
-static int plan__slo(const plan__scope_t *spec, plan_slo_t *slo)
+static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 {
 	static const char *const known[] = {"window",
 					    "minSamples",
@@ -918,11 +700,11 @@ static int plan__slo(const plan__scope_t *spec, plan_slo_t *slo)
 					    "breachPolicy",
 					    NULL};
 	static const char *const policies[] = {"Freeze", "FreezeAndRollback", NULL};
-	char path[PLAN_PATH_MAX];
-	plan__scope_t s;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t s;
 	int32_t min_samples, failure_pct, driver_errors, drift;
 	int policy;
-	if (plan__obj(spec, "slo", false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
+	if (json_decode_obj(spec, "slo", false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
 	    plan__duration(&s, "window", 10 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->window_ms) != 0 ||
 	    plan__int32(&s, "minSamples", 20, 1, INT32_MAX, &min_samples) != 0 ||
 	    plan__duration(&s, "allocationLatencyP95", 0, PLAN_DUR_ZERO_OK, &slo->allocation_latency_p95_ms) != 0 ||
@@ -941,24 +723,24 @@ static int plan__slo(const plan__scope_t *spec, plan_slo_t *slo)
 	return 0;
 }
 
-static int plan__meta(const plan__scope_t *top, plan_t *p)
+static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 {
-	char path[PLAN_PATH_MAX];
-	plan__scope_t md;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t md;
 	const char *name, *uid;
 	const cJSON *gen;
-	if (plan__obj(top, "metadata", true, &md, path, sizeof(path)) != 0 || plan__str(&md, "name", true, &name) != 0 ||
-	    plan__str(&md, "uid", false, &uid) != 0)
+	if (json_decode_obj(top, "metadata", true, &md, path, sizeof(path)) != 0 ||
+	    json_decode_str(&md, "name", true, &name) != 0 || json_decode_str(&md, "uid", false, &uid) != 0)
 		return -1;
 	if (name[0] == '\0')
-		return plan__fail(&md, "name", "empty");
-	gen = plan__get(&md, "generation");
+		return json_decode_fail(&md, "name", "empty");
+	gen = json_decode_get(&md, "generation");
 	if (gen != NULL) {
 		if (!cJSON_IsNumber(gen))
-			return plan__fail(&md, "generation", "not a number");
+			return json_decode_fail(&md, "generation", "not a number");
 		double d = gen->valuedouble;
-		if (!(d >= 0 && d <= PLAN_JSON_INT_MAX) || (double)(int64_t)d != d)
-			return plan__fail(&md, "generation", "not a non-negative integer");
+		if (!(d >= 0 && d <= JSON_DECODE_INT_MAX) || (double)(int64_t)d != d)
+			return json_decode_fail(&md, "generation", "not a non-negative integer");
 		p->generation = (int64_t)d;
 	}
 	p->name = xstrdup(name);
@@ -967,72 +749,76 @@ static int plan__meta(const plan__scope_t *top, plan_t *p)
 }
 
 /* apiVersion and kind, when present (list items and watch events carry them), must be ours. */
-static int plan__type(const plan__scope_t *top)
+static int plan__type(const json_decode_scope_t *top)
 {
 	const char *api_version, *kind;
-	if (plan__str(top, "apiVersion", false, &api_version) != 0 || plan__str(top, "kind", false, &kind) != 0)
+	if (json_decode_str(top, "apiVersion", false, &api_version) != 0 ||
+	    json_decode_str(top, "kind", false, &kind) != 0)
 		return -1;
 	if (api_version != NULL && strcmp(api_version, "drashift.io/v1alpha1") != 0) {
-		char q[PLAN_QUOTE_BUF];
-		plan__quote(q, sizeof(q), api_version);
-		return plan__fail(top, "apiVersion", "%s is not drashift.io/v1alpha1", q);
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), api_version);
+		return json_decode_fail(top, "apiVersion", "%s is not drashift.io/v1alpha1", q);
 	}
 	if (kind != NULL && strcmp(kind, "MigrationPlan") != 0) {
-		char q[PLAN_QUOTE_BUF];
-		plan__quote(q, sizeof(q), kind);
-		return plan__fail(top, "kind", "%s is not MigrationPlan", q);
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), kind);
+		return json_decode_fail(top, "kind", "%s is not MigrationPlan", q);
 	}
 	return 0;
 }
 
-static int plan__decode(const plan__scope_t *top, plan_t *p)
+static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 {
 	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "slo",
 					    "acknowledgedBreach", NULL};
-	char path[PLAN_PATH_MAX];
-	plan__scope_t spec;
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t spec;
 	const char *driver, *resource, *ack;
 	if (plan__type(top) != 0 || plan__meta(top, p) != 0 ||
-	    plan__obj(top, "spec", true, &spec, path, sizeof(path)) != 0 || plan__known(&spec, known) != 0 ||
-	    plan__str(&spec, "driver", true, &driver) != 0)
+	    json_decode_obj(top, "spec", true, &spec, path, sizeof(path)) != 0 || plan__known(&spec, known) != 0 ||
+	    json_decode_str(&spec, "driver", true, &driver) != 0)
 		return -1;
 	if (strlen(driver) > 63 || !plan__is_dns_subdomain(driver, 63))
-		return plan__fail(&spec, "driver", "must be a DRA driver name (a DNS subdomain of at most 63 characters)");
+		return json_decode_fail(&spec, "driver",
+					"must be a DRA driver name (a DNS subdomain of at most 63 characters)");
 	p->driver = xstrdup(driver);
-	if (plan__str(&spec, "extendedResource", true, &resource) != 0)
+	if (json_decode_str(&spec, "extendedResource", true, &resource) != 0)
 		return -1;
 	if (strchr(resource, '/') == NULL || !plan__is_label_key(resource))
-		return plan__fail(&spec, "extendedResource", "must be a domain-prefixed resource name such as example.com/gpu");
+		return json_decode_fail(&spec, "extendedResource",
+					"must be a domain-prefixed resource name such as example.com/gpu");
 	p->extended_resource = xstrdup(resource);
-	if (plan__get(&spec, "deviceClassNames") == NULL)
-		return plan__fail(&spec, "deviceClassNames", "missing");
+	if (json_decode_get(&spec, "deviceClassNames") == NULL)
+		return json_decode_fail(&spec, "deviceClassNames", "missing");
 	if (plan__str_list(&spec, "deviceClassNames", PLAN_MAX_DEVICE_CLASSES, true, plan__valid_device_class,
 			   "must be a DeviceClass name (a DNS subdomain)", &p->device_classes, &p->n_device_classes) != 0)
 		return -1;
 	if (p->n_device_classes == 0)
-		return plan__fail(&spec, "deviceClassNames", "must list at least one DeviceClass");
+		return json_decode_fail(&spec, "deviceClassNames", "must list at least one DeviceClass");
 	if (plan__ownership(&spec, p) != 0 || plan__pools(&spec, p) != 0 ||
 	    plan__selectors_avoid_ownership(&spec, p) != 0 ||
 	    plan__int32(&spec, "maxConcurrentPools", 1, 1, INT32_MAX, &p->max_concurrent_pools) != 0 ||
-	    plan__bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
-	    plan__slo(&spec, &p->slo) != 0 || plan__str(&spec, "acknowledgedBreach", false, &ack) != 0)
+	    json_decode_bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
+	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0)
 		return -1;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)
-		return plan__fail(&spec, "acknowledgedBreach", "longer than %d characters", PLAN_MAX_BREACH_ID_LEN);
+		return json_decode_fail(&spec, "acknowledgedBreach", "longer than %d characters",
+					PLAN_MAX_BREACH_ID_LEN);
 	p->acknowledged_breach = ack != NULL && ack[0] != '\0' ? xstrdup(ack) : NULL;
 	return 0;
 }
 
 int plan_decode(const cJSON *obj, plan_t *out, char *err, size_t errlen)
 {
-	plan__scope_t top = {.obj = obj, .path = "", .err = err, .errlen = errlen};
+	json_decode_scope_t top;
 	memset(out, 0, sizeof(*out));
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
-	if (!cJSON_IsObject(obj))
-		return plan__fail_raw(err, errlen, "", "not a JSON object");
+	if (json_decode_top(obj, &top, err, errlen) != 0)
+		return -1;
 	if (plan__decode(&top, out) != 0) {
 		plan_free(out);
 		return -1;

@@ -129,16 +129,16 @@ can no update leases.coordination.k8s.io -n default
 can no create leases.coordination.k8s.io -n default
 can no update leases.coordination.k8s.io/kube-scheduler -n $NS
 can no delete leases.coordination.k8s.io/drashift-controller -n $NS
-# The freeze parameter: that ConfigMap only (create is by namespace).
-for verb in get list watch update patch; do
-	can yes "$verb" configmaps/drashift-freeze -n $NS
+# The freeze parameters: ConfigMaps of drashift-system (RBAC cannot grant by
+# label), never delete, nothing in other namespaces.
+for verb in get list watch create update patch; do
+	can yes "$verb" configmaps -n $NS
 done
-can yes create configmaps -n $NS
-can no delete configmaps/drashift-freeze -n $NS
-can no update configmaps/kube-root-ca.crt -n $NS
-can no get configmaps/kube-root-ca.crt -n $NS
+can no delete configmaps/drashift-freeze-gpu-migration -n $NS
+can no deletecollection configmaps -n $NS
 can no create configmaps -n default
-can no get configmaps/drashift-freeze -n default
+can no update configmaps -n default
+can no get configmaps/drashift-freeze-gpu-migration -n default
 log "$checks SubjectAccessReviews as $SA answered as expected"
 
 # ---- the same, with the ServiceAccount's own token ----
@@ -207,11 +207,11 @@ as_sa patch mp gpu-migration --subresource=status --type=merge -p '{"status":{"p
 	fail "as $SA, writing the plan's status failed"
 expect_eq "$(kubectl get mp gpu-migration -o jsonpath='{.status.phase}')" Legacy "status written by the ServiceAccount"
 refused delete mp gpu-migration
-as_sa create configmap drashift-freeze -n $NS --from-literal=frozen=false >/dev/null || fail "as $SA, creating the freeze parameter failed"
-as_sa patch configmap drashift-freeze -n $NS --type=merge -p '{"data":{"frozen":"true"}}' >/dev/null ||
+as_sa create configmap drashift-freeze-gpu-migration -n $NS --from-literal=frozen=false >/dev/null || fail "as $SA, creating the freeze parameter failed"
+as_sa patch configmap drashift-freeze-gpu-migration -n $NS --type=merge -p '{"data":{"frozen":"true"}}' >/dev/null ||
 	fail "as $SA, toggling the freeze parameter failed"
-refused delete configmap drashift-freeze -n $NS
-refused patch configmap kube-root-ca.crt -n $NS --type=merge -p '{"data":{"x":"y"}}'
+refused delete configmap drashift-freeze-gpu-migration -n $NS
+refused create configmap drashift-freeze-gpu-migration -n default
 log "the ServiceAccount's token reads what it needs, writes what drashift owns, and is refused the rest"
 
 # ---- the operator itself on that token ----

@@ -1,0 +1,148 @@
+#include "freeze.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube_api.h"
+#include "xalloc.h"
+
+/* The API's limits: object names are DNS subdomains, label values 63 characters. */
+#define FREEZE_NAME_MAX 253
+#define FREEZE_LABEL_VALUE_MAX 63
+/* "-" and 16 hex digits of the hash. */
+#define FREEZE_HASH_SUFFIX_LEN 17
+
+static uint64_t freeze_fnv1a64(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+/*
+ * Plan names are DNS subdomains of up to 253 characters, so the prefix can
+ * push the parameter's name past the limit. Those names keep as much of the
+ * plan name as fits and end in a hash of the whole name: still one object per
+ * plan, still recognisable in kubectl get. The cut must not leave a '-' or
+ * '.' just before the hash's '-' ("a.-x" is not a DNS subdomain).
+ */
+char *freeze_parameter_name(const char *plan)
+{
+	if (plan == NULL || plan[0] == '\0')
+		return NULL;
+	size_t len = strlen(plan);
+	if (strlen(FREEZE_NAME_PREFIX) + len <= FREEZE_NAME_MAX)
+		return xasprintf(FREEZE_NAME_PREFIX "%s", plan);
+	size_t keep = FREEZE_NAME_MAX - strlen(FREEZE_NAME_PREFIX) - FREEZE_HASH_SUFFIX_LEN;
+	while (keep > 0 && (plan[keep - 1] == '-' || plan[keep - 1] == '.'))
+		keep--;
+	return xasprintf(FREEZE_NAME_PREFIX "%.*s-%016" PRIx64, (int)keep, plan, freeze_fnv1a64(plan));
+}
+
+char *freeze_parameter_path(const char *plan)
+{
+	char *name = freeze_parameter_name(plan);
+	if (name == NULL)
+		return NULL;
+	char *path = kube_path("v1", "configmaps", FREEZE_NAMESPACE, name, NULL);
+	free(name);
+	return path;
+}
+
+/* Items for a comma-separated list: present, and free of the separator. */
+static bool freeze_list_valid(const char *const *items, size_t n)
+{
+	if (n > 0 && items == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (items[i] == NULL || items[i][0] == '\0' || strchr(items[i], ',') != NULL)
+			return false;
+	return true;
+}
+
+static char *freeze_join(const char *const *items, size_t n)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(items[i]) + 1;
+	char *out = xmalloc(len), *p = out;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			*p++ = ',';
+		size_t l = strlen(items[i]);
+		memcpy(p, items[i], l);
+		p += l;
+	}
+	*p = '\0';
+	return out;
+}
+
+static void freeze_add_string(cJSON *obj, const char *key, const char *value)
+{
+	cJSON_AddStringToObject(obj, key, value ? value : "");
+}
+
+char *freeze_parameter_json(const freeze_state_t *state)
+{
+	if (state == NULL || !freeze_list_valid(state->device_classes, state->n_classes) ||
+	    !freeze_list_valid(state->namespaces, state->n_namespaces) || (state->frozen && state->n_classes == 0))
+		return NULL;
+	char *name = freeze_parameter_name(state->plan);
+	if (name == NULL)
+		return NULL;
+
+	cJSON *cm = cJSON_CreateObject();
+	cJSON_AddStringToObject(cm, "apiVersion", "v1");
+	cJSON_AddStringToObject(cm, "kind", "ConfigMap");
+	cJSON *md = cJSON_AddObjectToObject(cm, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", FREEZE_NAMESPACE);
+	cJSON *labels = cJSON_AddObjectToObject(md, "labels");
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "drashift");
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/part-of", "drashift");
+	cJSON_AddStringToObject(labels, FREEZE_LABEL_PARAMETER, "true");
+	/* A plan name is a valid label value when it is short enough; data.plan always has it whole. */
+	if (strlen(state->plan) <= FREEZE_LABEL_VALUE_MAX)
+		cJSON_AddStringToObject(labels, FREEZE_LABEL_PLAN, state->plan);
+
+	cJSON *data = cJSON_AddObjectToObject(cm, "data");
+	cJSON_AddStringToObject(data, "frozen", state->frozen ? "true" : "false");
+	freeze_add_string(data, "plan", state->plan);
+	freeze_add_string(data, "pool", state->pool);
+	freeze_add_string(data, "signal", state->signal);
+	freeze_add_string(data, "value", state->value);
+	freeze_add_string(data, "threshold", state->threshold);
+	freeze_add_string(data, "breachId", state->breach_id);
+	char *classes = freeze_join(state->device_classes, state->n_classes);
+	char *namespaces = freeze_join(state->namespaces, state->n_namespaces);
+	cJSON_AddStringToObject(data, "deviceClasses", classes);
+	cJSON_AddStringToObject(data, "namespaces", namespaces);
+	free(classes);
+	free(namespaces);
+
+	char *json = cJSON_PrintUnformatted(cm);
+	cJSON_Delete(cm);
+	free(name);
+	if (json == NULL)
+		abort(); /* cJSON fails only when out of memory; see xalloc.h */
+	return json;
+}
+
+int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, void *data)
+{
+	char *json = freeze_parameter_json(state);
+	if (json == NULL)
+		return -EINVAL;
+	char *path = freeze_parameter_path(state->plan);
+	int rc = kube_apply(http, path, json, true, cb, data);
+	free(path);
+	free(json);
+	return rc;
+}

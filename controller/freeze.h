@@ -1,0 +1,111 @@
+/*
+ * The freeze's switch: the parameter object of the ValidatingAdmissionPolicy
+ * shipped in manifests/freeze-policy.yaml ("Frozen means frozen",
+ * ../shared/DESIGN.md 3.6 and 5).
+ *
+ * When the SLO gate sees DRA hurting a pool, CREATE of ResourceClaims that
+ * ask for the pool's DeviceClasses must be denied in the namespaces the plan
+ * covers. drashift does not deny anything itself: the API server's admission
+ * chain does, reading one ConfigMap per MigrationPlan,
+ *
+ *   drashift-system/drashift-freeze-<plan>
+ *     labels  drashift.io/freeze-parameter: "true"   (the binding selects these)
+ *             drashift.io/plan: <plan>                 (omitted when <plan> is
+ *                                                      longer than a label value)
+ *     data    frozen         "true" | "false"
+ *             plan, pool, signal, value, threshold, breachId
+ *                            what the denial message says
+ *             deviceClasses  "gpu.example.com,gpu-mig.example.com"
+ *             namespaces     "team-a,team-b"; empty: every namespace
+ *
+ * so the freeze holds while drashift is down, restarting or changing leader,
+ * and only a person lifts it (the controller writes frozen=false after a spec
+ * change; never a timer).
+ *
+ * The object is written whole with server-side apply (field manager
+ * "drashift", force), which creates it when missing and otherwise changes
+ * only what differs: freezing and unfreezing toggle `frozen` (and the
+ * describing fields) on the same object, whose uid never changes. It is
+ * never deleted: a missing parameter means "no freeze"
+ * (parameterNotFoundAction: Allow), so a delete would lift the freeze.
+ * Writing the same state again changes nothing on the server (the
+ * resourceVersion stays), so the controller may call freeze_set on every
+ * reconcile to re-assert the state it recorded in the plan's status, which
+ * also repairs a parameter someone edited by hand.
+ *
+ * Every field is always written, so the object's shape never depends on the
+ * state: an unfreeze should pass the last breach's describing fields too,
+ * so that they stay visible; a NULL field is written as "".
+ *
+ * Pods whose claims come from a ResourceClaimTemplate are not refused
+ * directly: kube-controller-manager creates their claims, gets the denial,
+ * records a Warning Event FailedResourceClaimCreation on the pod (which stays
+ * Pending) and retries with its workqueue backoff (5 ms doubling, capped at
+ * 1000 s) until the freeze lifts. After a long freeze a pod can therefore
+ * wait up to about 17 minutes after the lift before its claim is created.
+ */
+#ifndef DRASHIFT_FREEZE_H
+#define DRASHIFT_FREEZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kube_http.h"
+
+#define FREEZE_NAMESPACE "drashift-system"
+#define FREEZE_NAME_PREFIX "drashift-freeze-"
+#define FREEZE_LABEL_PARAMETER "drashift.io/freeze-parameter"
+#define FREEZE_LABEL_PLAN "drashift.io/plan"
+/* The policy and its binding (manifests/freeze-policy.yaml); both carry this name. */
+#define FREEZE_POLICY_NAME "drashift-claim-freeze"
+
+typedef struct {
+	const char *plan;      /* the MigrationPlan's name; required */
+	const char *pool;      /* the pool that breached */
+	const char *signal;    /* the breached signal, e.g. "claim allocation latency p95" */
+	const char *value;     /* its measured value, as shown, e.g. "2.4s" */
+	const char *threshold; /* the plan's threshold, as shown, e.g. "2s" */
+	const char *breach_id; /* the id a person acknowledges to lift the freeze */
+	/*
+	 * Borrowed lists. C does not convert char ** (plan_t's lists) to
+	 * const char *const * implicitly: cast, e.g.
+	 * (const char *const *)plan->device_classes.
+	 */
+	const char *const *device_classes; /* the DeviceClasses a freeze denies */
+	size_t n_classes;
+	const char *const *namespaces;     /* where it denies them; none: every namespace */
+	size_t n_namespaces;
+	bool frozen;
+} freeze_state_t;
+
+/*
+ * The parameter's name for a plan: "drashift-freeze-<plan>". A plan name too
+ * long for that (over 237 characters) gives its first characters and a hash
+ * of the whole name instead, so every plan has exactly one parameter.
+ * NULL when plan is NULL or empty.
+ */
+char *freeze_parameter_name(const char *plan);
+
+/* The parameter's API path (for get, apply and watch by name); NULL as above. */
+char *freeze_parameter_path(const char *plan);
+
+/*
+ * The whole ConfigMap, as the JSON that freeze_set applies. Pure; the caller
+ * frees it. NULL when the state cannot make a parameter the policy reads
+ * correctly: no plan; a DeviceClass or namespace that is empty or contains a
+ * ',' (the lists are comma-separated); or frozen with no DeviceClass (a
+ * freeze that would deny nothing).
+ */
+char *freeze_parameter_json(const freeze_state_t *state);
+
+/*
+ * Write state to the plan's parameter with server-side apply (field manager
+ * "drashift", force: drashift's word wins over a hand edit). Creates the
+ * object when missing, otherwise updates it in place. Like every request in
+ * drashift: returns 0 and then calls cb exactly once from the loop (2xx: the
+ * object as stored in resp->body), or returns a negative number and never
+ * calls cb (-EINVAL when freeze_parameter_json refuses the state).
+ */
+int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, void *data);
+
+#endif

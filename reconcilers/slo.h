@@ -1,0 +1,153 @@
+/*
+ * The SLO gate: judging a pool's signals against the plan's thresholds
+ * (DESIGN.md section 5).
+ *
+ * Pure: slo_judge() reads samples the controller collected (see
+ * controller/slo_tracker.h) plus now, and returns one result per signal. No
+ * I/O, no clock. Its one rule above all: too few samples is Inconclusive,
+ * never a pass, so losing observations (a restart, a watch gap) can delay a
+ * pool but never wave it through.
+ *
+ * Signals, over the samples created within [now - window, now]:
+ *   allocationLatencyP95     p95 of allocated - created, in ms, over claims
+ *                            whose allocation was observed happening
+ *   readyLatencyP95          p95 of ready - allocated, in ms, over the same
+ *                            claims once a consumer pod was seen Ready
+ *   allocationFailurePercent claims that waited unallocatable (their pod
+ *                            Pending, PodScheduled=False, Unschedulable) for
+ *                            stuck_threshold or longer, as a percent of the
+ *                            claims that are allocated or old enough to judge
+ *   driverErrors             claims allocated whose pod stayed not Ready for
+ *                            stuck_threshold or longer, plus claims with a
+ *                            device condition False (each claim counts once)
+ *   capacityDrift            |devices in slices - legacy device count|, as the caller sums it
+ *   ownershipFights          label fights the controller saw
+ *   failedSteps              node handover steps that failed
+ *
+ * Verdicts:
+ *   - a latency with threshold 0 is NotJudged (the plan did not ask); its
+ *     value is still measured and shown;
+ *   - latency and percentage signals with fewer than min_samples samples are
+ *     Inconclusive (the value is still shown);
+ *   - driverErrors is a count over samples: more errors than allowed is a
+ *     Breach however few the samples (more samples can only add errors), but
+ *     a Pass needs min_samples allocated claims, otherwise Inconclusive;
+ *   - capacityDrift, ownershipFights and failedSteps are counts judged
+ *     always: never Inconclusive. The plan has no threshold for fights and
+ *     failed steps: their threshold is 0, so one is a Breach;
+ *   - Breach when value > threshold, otherwise Pass.
+ *
+ * Resolution: creation timestamps come from the API in whole seconds, and
+ * "allocated"/"ready" are the times drashift observed the change, so each
+ * allocation latency over-reads by up to 1 s plus the watch delay. Both
+ * errors only ever make a latency look worse, never better. A negative
+ * difference (clock skew between drashift and the API server) reads as 0.
+ */
+#ifndef DRASHIFT_SLO_H
+#define DRASHIFT_SLO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+typedef enum {
+	SLO_ALLOCATION_LATENCY,
+	SLO_READY_LATENCY,
+	SLO_ALLOCATION_FAILURES,
+	SLO_DRIVER_ERRORS,
+	SLO_CAPACITY_DRIFT,
+	SLO_OWNERSHIP_FIGHTS,
+	SLO_FAILED_STEPS,
+	SLO_SIGNALS,
+} slo_signal_id_t;
+
+typedef enum {
+	SLO_PASS,
+	SLO_BREACH,
+	SLO_INCONCLUSIVE,
+	SLO_UNJUDGED,
+} slo_verdict_t;
+
+/*
+ * What was observed of one ResourceClaim. Times are wall-clock ms since the
+ * epoch (they are compared with API creation timestamps).
+ */
+typedef struct {
+	int64_t created_ms;   /* metadata.creationTimestamp */
+	int64_t allocated_ms; /* first observed allocated; 0: not yet */
+	int64_t ready_ms;     /* a consumer pod first observed Ready after that; 0: not yet (or not measurable) */
+	/*
+	 * Already allocated when first observed (drashift started, or the watch
+	 * relisted): allocated_ms is the first sight, not the allocation, so the
+	 * claim is no latency sample. It still counts for failures and driver errors.
+	 */
+	bool latency_unknown;
+	/* A consumer pod was seen Pending with PodScheduled=False reason Unschedulable while the claim was unallocated. */
+	bool unallocatable;
+	/*
+	 * Since allocation a consumer pod was seen waiting (not Ready, not
+	 * finished) and none has been Ready: what a stuck prepare looks like.
+	 */
+	bool not_ready_since_allocation;
+	/* status.devices[] reported a condition False at some point. */
+	bool device_condition_false;
+	/*
+	 * The current wait (for allocation, or for Ready) ended without success:
+	 * the claim was deleted or its pod went away. Its length is measured up
+	 * to here instead of now, so a claim deleted after a long wait stays a
+	 * failure for the whole window and one deleted quickly never becomes one.
+	 * 0: still waiting (or not waiting).
+	 */
+	int64_t ended_ms;
+} slo_sample_t;
+
+typedef struct {
+	slo_signal_id_t id;
+	/* allocationLatencyP95, readyLatencyP95, allocationFailurePercent, driverErrors, capacityDrift, ownershipFights, failedSteps */
+	const char *name;
+	double value;
+	double threshold;
+	const char *unit; /* "ms", "%" or "" (a count) */
+	uint32_t samples; /* samples the value was computed from (0 for the controller's counts) */
+	slo_verdict_t verdict;
+} slo_result_t;
+
+typedef struct {
+	const plan_slo_t *slo;
+	const slo_sample_t *samples; /* any order; those outside the window are skipped */
+	size_t n_samples;
+	int64_t capacity_drift;      /* the sign is ignored: too many devices is drift too */
+	uint32_t fights;
+	uint32_t failed_steps;
+	int64_t now_ms;
+} slo_input_t;
+
+/* Judge every signal; out[i].id == i. */
+void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS]);
+
+/*
+ * The gate: Breach if any signal breached (*first_breach, when first_breach
+ * is not NULL, is the first breached signal in enum order), Pass only if
+ * every judged signal passed, otherwise Inconclusive (*first_breach NULL).
+ */
+slo_verdict_t slo_gate(const slo_result_t results[SLO_SIGNALS], const slo_result_t **first_breach);
+
+/*
+ * The exact nearest-rank percentile: the smallest value v such that at least
+ * p percent of the values are <= v, that is sorted[ceil(p * n / 100) - 1]
+ * (p95 of 1..100 is 95, of 20 values the 19th smallest, of one value that
+ * value). Always one of the values, never interpolated; exact for integer p.
+ * p <= 0 gives the smallest, p >= 100 the largest; n == 0 gives 0. Sorts
+ * values in place.
+ */
+double slo_percentile(double *values, size_t n, double p);
+
+/* "Pass", "Breach", "Inconclusive", "NotJudged". */
+const char *slo_verdict_name(slo_verdict_t v);
+
+/* The signal's status/metrics name (allocationLatencyP95, ...), "unknown" out of range. */
+const char *slo_signal_name(slo_signal_id_t id);
+
+#endif

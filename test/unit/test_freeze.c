@@ -1,0 +1,337 @@
+/*
+ * The freeze parameter as drashift writes it (controller/freeze.c): the
+ * ConfigMap the admission policy in manifests/freeze-policy.yaml reads. What
+ * the policy relies on must be there in every state (the selector's label,
+ * every data key, comma-separated lists), text from measurements must survive
+ * JSON intact, every plan must get exactly one valid object name, and states
+ * the policy would misread are refused before anything is sent.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "freeze.h"
+
+static const char *const gpu_classes[] = { "gpu.example.com", "gpu-mig.example.com" };
+static const char *const teams[] = { "team-a", "team-b" };
+
+static freeze_state_t breach_state(void)
+{
+	return (freeze_state_t){
+		.plan = "gpu-migration",
+		.pool = "a100-east",
+		.signal = "claim allocation latency p95",
+		.value = "2.4s",
+		.threshold = "2s",
+		.breach_id = "a100-east-1",
+		.device_classes = gpu_classes,
+		.n_classes = 2,
+		.namespaces = teams,
+		.n_namespaces = 2,
+		.frozen = true,
+	};
+}
+
+/* A string at a dotted path of obj ("metadata.labels" then a key with dots is passed separately). */
+static const char *str_at(const cJSON *obj, const char *a, const char *b, const char *c)
+{
+	const cJSON *cur = cJSON_GetObjectItemCaseSensitive(obj, a);
+	if (b)
+		cur = cJSON_GetObjectItemCaseSensitive(cur, b);
+	if (c)
+		cur = cJSON_GetObjectItemCaseSensitive(cur, c);
+	return cJSON_IsString(cur) ? cur->valuestring : NULL;
+}
+
+static cJSON *parse_parameter(const freeze_state_t *st)
+{
+	char *json = freeze_parameter_json(st);
+	assert_non_null(json);
+	cJSON *cm = cJSON_Parse(json);
+	free(json);
+	assert_non_null(cm);
+	return cm;
+}
+
+static void test_frozen_parameter_carries_everything_the_policy_reads(void **state)
+{
+	(void)state;
+	freeze_state_t st = breach_state();
+	cJSON *cm = parse_parameter(&st);
+	assert_string_equal(str_at(cm, "apiVersion", NULL, NULL), "v1");
+	assert_string_equal(str_at(cm, "kind", NULL, NULL), "ConfigMap");
+	assert_string_equal(str_at(cm, "metadata", "name", NULL), "drashift-freeze-gpu-migration");
+	assert_string_equal(str_at(cm, "metadata", "namespace", NULL), "drashift-system");
+	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/freeze-parameter"), "true");
+	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/plan"), "gpu-migration");
+	assert_string_equal(str_at(cm, "data", "frozen", NULL), "true");
+	assert_string_equal(str_at(cm, "data", "plan", NULL), "gpu-migration");
+	assert_string_equal(str_at(cm, "data", "pool", NULL), "a100-east");
+	assert_string_equal(str_at(cm, "data", "signal", NULL), "claim allocation latency p95");
+	assert_string_equal(str_at(cm, "data", "value", NULL), "2.4s");
+	assert_string_equal(str_at(cm, "data", "threshold", NULL), "2s");
+	assert_string_equal(str_at(cm, "data", "breachId", NULL), "a100-east-1");
+	assert_string_equal(str_at(cm, "data", "deviceClasses", NULL), "gpu.example.com,gpu-mig.example.com");
+	assert_string_equal(str_at(cm, "data", "namespaces", NULL), "team-a,team-b");
+	/* ConfigMap data holds strings only: nothing else may sneak in. */
+	const cJSON *item;
+	int n = 0;
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(cm, "data")) {
+		assert_true(cJSON_IsString(item));
+		n++;
+	}
+	assert_int_equal(n, 9);
+	cJSON_Delete(cm);
+}
+
+/*
+ * Unfreezing writes the same object with frozen=false and keeps the last
+ * breach's description (the caller passes it), so it stays visible. Missing
+ * fields are written as "", never left out: server-side apply would remove a
+ * key drashift stops sending, and the policy's message expects every key.
+ */
+static void test_unfrozen_parameter_keeps_shape_and_description(void **state)
+{
+	(void)state;
+	freeze_state_t st = breach_state();
+	st.frozen = false;
+	cJSON *cm = parse_parameter(&st);
+	assert_string_equal(str_at(cm, "data", "frozen", NULL), "false");
+	assert_string_equal(str_at(cm, "data", "signal", NULL), "claim allocation latency p95");
+	assert_string_equal(str_at(cm, "metadata", "name", NULL), "drashift-freeze-gpu-migration");
+	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/freeze-parameter"), "true");
+	cJSON_Delete(cm);
+
+	freeze_state_t bare = { .plan = "p", .frozen = false };
+	cm = parse_parameter(&bare);
+	const char *keys[] = { "frozen", "plan", "pool", "signal", "value", "threshold", "breachId",
+			       "deviceClasses", "namespaces" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_non_null(str_at(cm, "data", keys[i], NULL));
+	assert_string_equal(str_at(cm, "data", "frozen", NULL), "false");
+	assert_string_equal(str_at(cm, "data", "pool", NULL), "");
+	assert_string_equal(str_at(cm, "data", "deviceClasses", NULL), "");
+	cJSON_Delete(cm);
+}
+
+/* No namespaces means every namespace: an empty string, which the policy reads as such. */
+static void test_empty_namespaces_freeze_everywhere(void **state)
+{
+	(void)state;
+	freeze_state_t st = breach_state();
+	st.namespaces = NULL;
+	st.n_namespaces = 0;
+	cJSON *cm = parse_parameter(&st);
+	assert_string_equal(str_at(cm, "data", "namespaces", NULL), "");
+	cJSON_Delete(cm);
+
+	static const char *const one[] = { "gpu.example.com" };
+	st.device_classes = one;
+	st.n_classes = 1;
+	cm = parse_parameter(&st);
+	assert_string_equal(str_at(cm, "data", "deviceClasses", NULL), "gpu.example.com");
+	cJSON_Delete(cm);
+}
+
+/* Measured text goes into JSON and comes back byte for byte, whatever it holds. */
+static void test_describing_text_is_escaped(void **state)
+{
+	(void)state;
+	freeze_state_t st = breach_state();
+	st.signal = "latency \"p95\" \\ of\tclaims\nper pool";
+	st.value = "2.4 s \xc2\xb1 0.1 (\xe2\x89\xa5 threshold)";
+	st.threshold = "</script>{\"x\":1}";
+	char *json = freeze_parameter_json(&st);
+	assert_non_null(json);
+	assert_null(strchr(json, '\n')); /* one line: the raw newline is escaped */
+	assert_non_null(strstr(json, "latency \\\"p95\\\" \\\\ of\\tclaims\\nper pool"));
+	cJSON *cm = cJSON_Parse(json);
+	free(json);
+	assert_non_null(cm);
+	assert_string_equal(str_at(cm, "data", "signal", NULL), st.signal);
+	assert_string_equal(str_at(cm, "data", "value", NULL), st.value);
+	assert_string_equal(str_at(cm, "data", "threshold", NULL), st.threshold);
+	cJSON_Delete(cm);
+}
+
+/*
+ * States the policy would misread are refused: a class containing ',' would
+ * be split into other classes, an empty one matches nothing, a freeze with no
+ * class denies nothing while the plan would say Frozen. freeze_set refuses
+ * them without a request and without calling back.
+ */
+static void count_call(const kube_http_response_t *resp, void *data)
+{
+	(void)resp;
+	(*(int *)data)++;
+}
+
+static void test_states_the_policy_would_misread_are_refused(void **state)
+{
+	(void)state;
+	static const char *const comma[] = { "gpu.example.com,nic.example.com" };
+	static const char *const empty[] = { "" };
+	static const char *const null_item[] = { NULL };
+	freeze_state_t st;
+
+	st = breach_state();
+	st.plan = NULL;
+	assert_null(freeze_parameter_json(&st));
+	st.plan = "";
+	assert_null(freeze_parameter_json(&st));
+	assert_null(freeze_parameter_json(NULL));
+
+	st = breach_state();
+	st.device_classes = comma;
+	st.n_classes = 1;
+	assert_null(freeze_parameter_json(&st));
+	st.device_classes = empty;
+	assert_null(freeze_parameter_json(&st));
+	st.device_classes = null_item;
+	assert_null(freeze_parameter_json(&st));
+	st.device_classes = NULL;
+	assert_null(freeze_parameter_json(&st));
+
+	st = breach_state();
+	st.namespaces = comma;
+	st.n_namespaces = 1;
+	assert_null(freeze_parameter_json(&st));
+	st.namespaces = empty;
+	assert_null(freeze_parameter_json(&st));
+
+	st = breach_state();
+	st.device_classes = NULL;
+	st.n_classes = 0;
+	assert_null(freeze_parameter_json(&st)); /* frozen, but nothing to deny */
+	st.frozen = false;
+	char *json = freeze_parameter_json(&st); /* unfrozen with no class is fine */
+	assert_non_null(json);
+	free(json);
+
+	int calls = 0;
+	st = breach_state();
+	st.device_classes = comma;
+	st.n_classes = 1;
+	assert_int_equal(freeze_set(NULL, &st, count_call, &calls), -EINVAL);
+	assert_int_equal(calls, 0);
+}
+
+static bool dns_subdomain(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!alnum && c != '-' && c != '.')
+			return false;
+		/* Each dot-separated part starts and ends alphanumeric. */
+		bool edge = i == 0 || i == len - 1 || s[i - 1] == '.' || s[i + 1] == '.';
+		if (edge && !alnum)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every valid plan name gives one valid object name: the usual
+ * "drashift-freeze-<plan>", and for names too long for that a cut plus a hash
+ * of the whole name, so two long names sharing a prefix still get two
+ * parameters. The plan label is left out when the name is too long for a label
+ * value; data.plan (what the denial shows) always has it whole.
+ */
+static void test_every_plan_name_gives_one_valid_parameter_name(void **state)
+{
+	(void)state;
+	char *name = freeze_parameter_name("gpu-migration");
+	assert_string_equal(name, "drashift-freeze-gpu-migration");
+	free(name);
+	char *path = freeze_parameter_path("gpu-migration");
+	assert_string_equal(path, "/api/v1/namespaces/drashift-system/configmaps/drashift-freeze-gpu-migration");
+	free(path);
+	assert_null(freeze_parameter_name(NULL));
+	assert_null(freeze_parameter_name(""));
+	assert_null(freeze_parameter_path(""));
+
+	char fits[238], long1[254], long2[254];
+	memset(fits, 'f', 237);
+	fits[237] = '\0';
+	name = freeze_parameter_name(fits);
+	assert_int_equal(strlen(name), 253);
+	assert_int_equal(strncmp(name, "drashift-freeze-fff", 19), 0);
+	free(name);
+
+	/*
+	 * Valid 253-character plan names with a '-' or '.' (or "--") at every
+	 * position around the cut: the kept part must not end in one, since the
+	 * hash follows after a '-'.
+	 */
+	for (size_t k = 214; k < 224; k++) {
+		for (int variant = 0; variant < 3; variant++) {
+			char probe[254];
+			memset(probe, 'a', 253);
+			probe[253] = '\0';
+			probe[k] = variant == 1 ? '.' : '-';
+			if (variant == 2)
+				probe[k + 1] = '-';
+			assert_true(dns_subdomain(probe));
+			name = freeze_parameter_name(probe);
+			assert_true(strlen(name) <= 253);
+			assert_true(dns_subdomain(name));
+			free(name);
+		}
+	}
+	for (size_t i = 0; i < 253; i++)
+		long1[i] = (i % 3 == 1) ? '.' : 'x'; /* "x.xx.xx.x...x" */
+	long1[253] = '\0';
+	memcpy(long2, long1, sizeof(long2));
+	long2[252] = 'z';
+	char *n1 = freeze_parameter_name(long1), *n1again = freeze_parameter_name(long1);
+	char *n2 = freeze_parameter_name(long2);
+	assert_true(dns_subdomain(n1));
+	assert_true(dns_subdomain(n2));
+	assert_string_equal(n1, n1again);  /* the same plan always finds the same object */
+	assert_string_not_equal(n1, n2);   /* and a different plan never does */
+	free(n1);
+	free(n1again);
+	free(n2);
+
+	freeze_state_t st = breach_state();
+	st.plan = long1;
+	cJSON *cm = parse_parameter(&st);
+	assert_null(str_at(cm, "metadata", "labels", "drashift.io/plan"));
+	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/freeze-parameter"), "true");
+	assert_string_equal(str_at(cm, "data", "plan", NULL), long1);
+	cJSON_Delete(cm);
+
+	char label_max[64];
+	memset(label_max, 'p', 63);
+	label_max[63] = '\0';
+	st.plan = label_max;
+	cm = parse_parameter(&st);
+	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/plan"), label_max);
+	cJSON_Delete(cm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_frozen_parameter_carries_everything_the_policy_reads),
+		cmocka_unit_test(test_unfrozen_parameter_keeps_shape_and_description),
+		cmocka_unit_test(test_empty_namespaces_freeze_everywhere),
+		cmocka_unit_test(test_describing_text_is_escaped),
+		cmocka_unit_test(test_states_the_policy_would_misread_are_refused),
+		cmocka_unit_test(test_every_plan_name_gives_one_valid_parameter_name),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
