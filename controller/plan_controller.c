@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "freeze.h"
 #include "handover.h"
 #include "kube_api.h"
 #include "log.h"
@@ -36,6 +37,8 @@ struct plan_controller {
 	uint64_t expected_since;
 	int in_flight;
 	slo_tracker_t *slo;
+	/* Plan -> "frozen:<breach id>" or "lifted:<breach id>": the freeze parameter state this process wrote. */
+	strmap_t freeze_written;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -45,6 +48,7 @@ typedef struct {
 	plan_controller_t *pc;
 	char *node; /* a node patch: its expectation */
 	char *plan; /* a status write: its expectation */
+	char *freeze_plan; /* a freeze parameter write: written again if it fails */
 	char *what;
 } plan_write_t;
 
@@ -92,9 +96,12 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
 			cJSON_Delete(strmap_remove(&pc->expected_status, w->plan));
+		if (w->freeze_plan)
+			free(strmap_remove(&pc->freeze_written, w->freeze_plan));
 	}
 	free(w->node);
 	free(w->plan);
+	free(w->freeze_plan);
 	free(w->what);
 	free(w);
 	plan_controller_poke(pc);
@@ -347,7 +354,52 @@ typedef struct {
 	pool_output_t out;
 	pool_record_t record;
 	const char **canary_names;
+	slo_result_t signals[SLO_SIGNALS];
+	slo_verdict_t gate;
+	const slo_result_t *breach;
 } plan_pool_run_t;
+
+/*
+ * Judge a pool's SLO signals from the tracker's samples and the nodes'
+ * records: capacity drift of DRA nodes (slice devices against the recorded
+ * legacy count), ownership fights (both labels on) and failed steps.
+ */
+static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, plan_pool_run_t *run, int64_t now)
+{
+	const char **names = xcalloc(run->n + 1, sizeof(char *));
+	int64_t drift = 0;
+	uint32_t fights = 0, failed = 0;
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		names[m] = mem->node->meta.name;
+		if (mem->state.plugin_enabled && mem->state.dra_enabled)
+			fights++;
+		if (mem->state.step == HANDOVER_FAILED)
+			failed++;
+		if (mem->state.step == HANDOVER_DRA && mem->state.legacy_devices >= 0) {
+			handover_ads_t ads;
+			plan_ads(pc, plan, mem->node, &ads);
+			int64_t d = ads.slice_devices - mem->state.legacy_devices;
+			drift += d < 0 ? -d : d;
+		}
+	}
+	slo_sample_t *samples = NULL;
+	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
+					       plan->n_device_classes, names, run->n, now - (int64_t)plan->slo.window_ms,
+					       &samples);
+	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
+			   .fights = fights, .failed_steps = failed, .now_ms = now };
+	slo_judge(&in, run->signals);
+	run->gate = slo_gate(run->signals, &run->breach);
+	free(samples);
+	free(names);
+}
+
+static void plan_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len)
+{
+	snprintf(value, len, "%.0f%s", r->value, r->unit);
+	snprintf(threshold, len, "%.0f%s", r->threshold, r->unit);
+}
 
 static int plan_member_cmp(const void *a, const void *b)
 {
@@ -378,6 +430,53 @@ static size_t plan_matching_pools(const cache_t *cache, const projection_node_t 
 			}
 	}
 	return matches;
+}
+
+/*
+ * Keep the admission parameter in step with the recorded breach: frozen while
+ * it is unacknowledged, lifted once acknowledged. Written once per breach
+ * and state by this process (and again after a restart, from the status).
+ */
+static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
+	char *want = xasprintf("%s:%s", frozen ? "frozen" : "lifted", cJSON_IsString(id) ? id->valuestring : "");
+	const char *had = strmap_get(&pc->freeze_written, po->meta.name);
+	if ((had && strcmp(had, want) == 0) || pc->dry_run) {
+		free(want);
+		return;
+	}
+	const plan_t *plan = &po->plan;
+	const char *fields[] = { "pool", "signal", "value", "threshold" };
+	const char *v[4];
+	for (int i = 0; i < 4; i++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(breach, fields[i]);
+		v[i] = cJSON_IsString(f) ? f->valuestring : "";
+	}
+	freeze_state_t state = {
+		.plan = po->meta.name,
+		.pool = v[0],
+		.signal = v[1],
+		.value = v[2],
+		.threshold = v[3],
+		.breach_id = cJSON_IsString(id) ? id->valuestring : "",
+		.device_classes = (const char *const *)plan->device_classes,
+		.n_classes = plan->n_device_classes,
+		.frozen = frozen,
+	};
+	plan_write_t *w = plan_write_new(pc, NULL, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)");
+	w->freeze_plan = xstrdup(po->meta.name);
+	if (freeze_set(pc->http, &state, plan_on_write, w) == 0) {
+		pc->in_flight++;
+		free(strmap_put(&pc->freeze_written, po->meta.name, want));
+		log_info(frozen ? "freeze enforced: new claims for the plan's classes are denied" : "freeze lifted",
+			 "plan", po->meta.name, "breach", state.breach_id);
+	} else {
+		free(w->freeze_plan);
+		free(w->what);
+		free(w);
+		free(want);
+	}
 }
 
 static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
@@ -442,11 +541,59 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		}
 	}
 
+	/*
+	 * The freeze. A breach is recorded in the status first; from then on the
+	 * plan is frozen (no node starts, the admission parameter denies new
+	 * claims) until a person writes its id into spec.acknowledgedBreach.
+	 * Nothing here lifts it by itself.
+	 */
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
+		plan_judge_pool(pc, plan, &runs[i], now);
+	}
+	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(po->status, "breach");
+	const cJSON *breach_id_j = cJSON_GetObjectItemCaseSensitive(breach, "id");
+	const cJSON *breach_pool_j = cJSON_GetObjectItemCaseSensitive(breach, "pool");
+	const char *breach_id = cJSON_IsString(breach_id_j) ? breach_id_j->valuestring : NULL;
+	const char *breach_pool = cJSON_IsString(breach_pool_j) ? breach_pool_j->valuestring : NULL;
+	bool acknowledged = breach_id && plan->acknowledged_breach && strcmp(plan->acknowledged_breach, breach_id) == 0;
+	bool frozen = breach_id && !acknowledged;
+	cJSON *new_breach = NULL;
 	bool record_changed = false;
+	if (!frozen) {
+		for (size_t i = 0; i < plan->n_pools && new_breach == NULL; i++) {
+			if (runs[i].gate != SLO_BREACH)
+				continue;
+			const slo_result_t *b = runs[i].breach;
+			char value[64], threshold[64], id[160];
+			plan_signal_text(b, value, threshold, sizeof(value));
+			snprintf(id, sizeof(id), "%s-%s-%lld", plan->pools[i].name, b->name, (long long)(now / 1000));
+			new_breach = cJSON_CreateObject();
+			cJSON_AddStringToObject(new_breach, "id", id);
+			cJSON_AddStringToObject(new_breach, "pool", plan->pools[i].name);
+			cJSON_AddStringToObject(new_breach, "signal", b->name);
+			cJSON_AddStringToObject(new_breach, "value", value);
+			cJSON_AddStringToObject(new_breach, "threshold", threshold);
+			cJSON_AddStringToObject(new_breach, "time", now_s);
+			log_warn("SLO breach: freezing the plan", "plan", name, "pool", plan->pools[i].name, "signal", b->name,
+				 "value", value, "threshold", threshold, "breach", id);
+			if (!pc->dry_run) {
+				events_object_ref_t ref = { .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
+							    .name = po->meta.name, .uid = po->meta.uid };
+				events_emit(pc->events, &ref, "Warning", "SLOBreach", "Freeze",
+					    "pool %s: %s measured %s, threshold %s: expansion stopped, new claims for the "
+					    "plan's DeviceClasses frozen; acknowledge with spec.acknowledgedBreach: %s",
+					    plan->pools[i].name, b->name, value, threshold, id);
+			}
+			frozen = true;
+			breach_pool = plan->pools[i].name;
+			record_changed = true; /* recorded before the freeze parameter is written */
+		}
+	}
+
 	size_t not_done_before = 0;
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		plan_pool_run_t *run = &runs[i];
-		qsort(run->members, run->n, sizeof(pool_member_t), plan_member_cmp);
 		const cJSON *rec = plan_object_pool_status(po, plan->pools[i].name);
 		const cJSON *canary = cJSON_GetObjectItemCaseSensitive(rec, "canaryNodes");
 		size_t nc = (size_t)cJSON_GetArraySize(canary);
@@ -472,8 +619,14 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			.members = run->members,
 			.n_members = run->n,
 			.may_start = not_done_before < (size_t)plan->max_concurrent_pools,
-			.frozen = false,
-			.gate_passed = true, /* the SLO gate (issue 6) is not built yet: bake time alone gates */
+			.frozen = frozen,
+			.breach_rollback = frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
+					   breach_pool && strcmp(breach_pool, plan->pools[i].name) == 0,
+			/*
+			 * A breach freezes; expansion does not yet wait for a Pass
+			 * (an Inconclusive gate lets the bake time decide) - issue 6.
+			 */
+			.gate_passed = run->gate != SLO_BREACH,
 			.now_ms = now,
 		};
 		pool_decide(&in, &run->out);
@@ -587,50 +740,33 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
 		cJSON_AddItemToArray(pools, p);
 	}
-	/*
-	 * The SLO signals each pool shows (issue 6 builds the gate on them;
-	 * until then they are measured and reported, not acted on).
-	 */
 	cJSON *signals = cJSON_AddArrayToObject(st, "signals");
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		plan_pool_run_t *run = &runs[i];
-		const char **names = xcalloc(run->n + 1, sizeof(char *));
-		int64_t drift = 0;
-		for (size_t m = 0; m < run->n; m++) {
-			names[m] = run->members[m].node->meta.name;
-			if (run->members[m].state.step == HANDOVER_DRA && run->members[m].state.legacy_devices >= 0) {
-				handover_ads_t ads;
-				plan_ads(pc, plan, run->members[m].node, &ads);
-				int64_t d = ads.slice_devices - run->members[m].state.legacy_devices;
-				drift += d < 0 ? -d : d;
-			}
-		}
-		slo_sample_t *samples = NULL;
-		size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
-						       plan->n_device_classes, names, run->n,
-						       now - (int64_t)plan->slo.window_ms, &samples);
-		slo_input_t sin = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
-				    .fights = (uint32_t)refused, .failed_steps = (uint32_t)run->out.n_failed, .now_ms = now };
-		slo_result_t results[SLO_SIGNALS];
-		slo_judge(&sin, results);
+	for (size_t i = 0; i < plan->n_pools; i++)
 		for (int k = 0; k < SLO_SIGNALS; k++) {
+			const slo_result_t *r = &runs[i].signals[k];
 			char value[64], threshold[64];
-			snprintf(value, sizeof(value), "%.0f%s", results[k].value, results[k].unit);
-			snprintf(threshold, sizeof(threshold), "%.0f%s", results[k].threshold, results[k].unit);
+			plan_signal_text(r, value, threshold, sizeof(value));
 			cJSON *sig = cJSON_CreateObject();
-			cJSON_AddStringToObject(sig, "name", results[k].name);
+			cJSON_AddStringToObject(sig, "name", r->name);
 			cJSON_AddStringToObject(sig, "pool", plan->pools[i].name);
 			cJSON_AddStringToObject(sig, "value", value);
 			cJSON_AddStringToObject(sig, "threshold", threshold);
-			cJSON_AddNumberToObject(sig, "samples", results[k].samples);
-			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(results[k].verdict));
+			cJSON_AddNumberToObject(sig, "samples", r->samples);
+			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(r->verdict));
 			cJSON_AddItemToArray(signals, sig);
 		}
-		free(samples);
-		free(names);
+	if (new_breach) {
+		cJSON_AddItemToObject(st, "breach", new_breach);
+	} else if (breach) {
+		cJSON *kept = cJSON_Duplicate(breach, true);
+		cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledged");
+		if (acknowledged)
+			cJSON_AddBoolToObject(kept, "acknowledged", true);
+		cJSON_AddItemToObject(st, "breach", kept);
 	}
 
-	const char *phase = any_failed ? "Failed"
+	const char *phase = frozen ? "Frozen"
+			    : any_failed ? "Failed"
 			    : any_rolling ? "RollingBack"
 			    : plan->paused ? "Paused"
 			    : pools_dra == plan->n_pools ? "DRA"
@@ -643,7 +779,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	cJSON_AddStringToObject(st, "poolsOnDRA", buf);
 	snprintf(buf, sizeof(buf), "%zu/%zu", nodes_dra, nodes_total);
 	cJSON_AddStringToObject(st, "nodesOnDRA", buf);
-	cJSON_AddBoolToObject(st, "frozen", false);
+	cJSON_AddBoolToObject(st, "frozen", frozen);
 	cJSON_AddItemToObject(st, "handovers", handovers);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	bool ready = pools_dra == plan->n_pools;
@@ -653,7 +789,23 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		       any_progress ? "nodes are being handed over" : "no handover under way", po->generation, now_s);
 	plan_condition(conds, po->status, "Paused", plan->paused, plan->paused ? "SpecPaused" : "NotPaused",
 		       plan->paused ? "spec.paused is true: no node starts a handover" : "running", po->generation, now_s);
-	plan_condition(conds, po->status, "Frozen", false, "NotFrozen", "no SLO breach", po->generation, now_s);
+	char *frozen_msg = NULL;
+	if (frozen) {
+		const cJSON *b = new_breach ? new_breach : breach;
+		const cJSON *sig = cJSON_GetObjectItemCaseSensitive(b, "signal");
+		const cJSON *val = cJSON_GetObjectItemCaseSensitive(b, "value");
+		const cJSON *thr = cJSON_GetObjectItemCaseSensitive(b, "threshold");
+		const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
+		frozen_msg = xasprintf("pool %s: %s measured %s, threshold %s; new claims for %s are denied; lift with "
+				       "spec.acknowledgedBreach: %s",
+				       breach_pool ? breach_pool : "?", cJSON_IsString(sig) ? sig->valuestring : "?",
+				       cJSON_IsString(val) ? val->valuestring : "?", cJSON_IsString(thr) ? thr->valuestring : "?",
+				       plan->device_classes[0], cJSON_IsString(bid) ? bid->valuestring : "?");
+	}
+	plan_condition(conds, po->status, "Frozen", frozen, frozen ? "SLOBreach" : acknowledged ? "BreachAcknowledged" : "NotFrozen",
+		       frozen ? frozen_msg : acknowledged ? "the last breach was acknowledged; the freeze is lifted" : "no SLO breach",
+		       po->generation, now_s);
+	free(frozen_msg);
 	bool degraded = any_failed || refused > 0 || cJSON_GetArraySize(conflicts) > 0;
 	char *degraded_msg;
 	if (cJSON_GetArraySize(conflicts) > 0)
@@ -669,6 +821,8 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	plan_condition(conds, po->status, "Invalid", false, "SpecValid", "the spec is valid", po->generation, now_s);
 	cJSON_Delete(conflicts);
 	plan_write_status(pc, po, st);
+	if (breach_id && !record_changed)
+		plan_assert_freeze(pc, po, breach, frozen);
 
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pool_output_free(&runs[i].out);
@@ -806,6 +960,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new(5, 1000000);
 	pc->slo = slo_tracker_new();
+	pc->freeze_written = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
@@ -838,6 +993,7 @@ static void plan_controller_free(uv_handle_t *h)
 	void *data = pc->closed_data;
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
+	strmap_clear(&pc->freeze_written, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);

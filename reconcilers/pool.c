@@ -126,7 +126,7 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		}
 	}
 
-	if (in->plan->rollback_all || in->pool->rollback) {
+	if (in->plan->rollback_all || in->pool->rollback || in->breach_rollback) {
 		if (out->n_dra == 0 && out->n_handover == 0 && out->n_failed == 0) {
 			out->phase = POOL_LEGACY;
 			out->record_changed = out->record.n_canary > 0 || out->record.start_ms || out->record.bake_start_ms ||

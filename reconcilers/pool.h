@@ -62,6 +62,7 @@ typedef struct {
 	size_t n_members;
 	bool may_start; /* plan order and maxConcurrentPools let this pool migrate now */
 	bool frozen;    /* an SLO breach froze the pool */
+	bool breach_rollback; /* the breach policy is FreezeAndRollback and this pool breached */
 	bool gate_passed; /* the canary's SLO gate passed (inconclusive is not a pass) */
 	int64_t now_ms;
 } pool_input_t;

@@ -98,7 +98,7 @@ install_drashift() {
 	kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
 	kubectl wait --for=condition=Established crd/migrationplans.drashift.io --timeout=60s >/dev/null
 	kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" -f "$DRASHIFT_ROOT/manifests/serviceaccount.yaml" \
-		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" >/dev/null
+		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" >/dev/null
 	# A kubeconfig with the ServiceAccount's own token: the operator runs with exactly the RBAC it ships.
 	local token server
 	token=$(kubectl -n drashift-system create token drashift-controller --duration=2h)
