@@ -52,9 +52,14 @@ spec:
 EOF_CLAIM
 }
 
-# Policies reach the admission chain asynchronously: poll until the denial shows.
+# Policies reach the admission chain asynchronously: poll until the denial
+# shows. A probe admitted before the policy arrived is deleted again, so the
+# count below sees only what was admitted once the policy was in force.
 denied() {
-	! out=$(claim gpu.example.com | kubectl create -f - 2>&1) || return 1
+	if out=$(claim gpu.example.com | kubectl create -f - -o name 2>&1); then
+		kubectl -n team-a delete "$out" --wait=false >/dev/null
+		return 1
+	fi
 	printf '%s\n' "$out" >"$TEST_DIR/denial"
 }
 wait_for 60 "the policy to deny a gpu.example.com claim" denied
