@@ -45,7 +45,7 @@ static bool result_done(void *data)
 
 static void result_wait(result_t *r)
 {
-	assert_true(testenv_run_until(&loop, result_done, r, 30000));
+	assert_true(testenv_run_until(&loop, result_done, r, 60000));
 }
 
 static void result_free(result_t *r)
@@ -261,6 +261,51 @@ static void test_eviction_respects_disruption_budget(void **state)
 	assert_int_equal(testenv_sh(&env, "kubectl -n default get pod guarded >/dev/null 2>&1"), 0);
 }
 
+typedef struct {
+	int attempts;
+	uint64_t at[8];
+} attempts_t;
+
+static void count_attempt(const char *method, long status, double seconds, void *data)
+{
+	(void)method;
+	(void)seconds;
+	attempts_t *a = data;
+	if (status == 429 && a->attempts < 8)
+		a->at[a->attempts++] = uv_now(&loop);
+}
+
+/*
+ * 429 is retried after the server's Retry-After, not after the client's own
+ * short backoff. A budget whose status is older than its spec makes the
+ * Eviction API answer 429 with Retry-After: 10; with the controller-manager
+ * stopped, that answer stays the same, so a request with a 15 s deadline
+ * makes exactly two attempts, 10 s apart, then reports the 429.
+ */
+static void test_retry_after_is_honoured(void **state)
+{
+	(void)state;
+	assert_int_equal(testenv_component(&env, "stop", "kube-controller-manager"), 0);
+	assert_int_equal(testenv_sh(&env, "kubectl -n default patch pdb guarded --type=merge -p '{\"spec\":{\"minAvailable\":2}}' >/dev/null"), 0);
+	attempts_t a = { 0 };
+	kube_http_set_observer(http, count_attempt, &a);
+	char *path = kube_path("v1", "pods", "default", "guarded", "eviction");
+	const char *body = "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"guarded\",\"namespace\":\"default\"}}";
+	kube_http_req_t req = { .method = "POST", .path = path, .content_type = "application/json", .body = body,
+				.body_len = strlen(body), .timeout_ms = 15000, .retry = 1 };
+	result_t r = { 0 };
+	assert_int_equal(kube_http_request(http, &req, on_result, &r, NULL), 0);
+	result_wait(&r);
+	kube_http_set_observer(http, NULL, NULL);
+	assert_int_equal(testenv_component(&env, "start", "kube-controller-manager"), 0);
+	assert_int_equal(r.status, 429);
+	assert_int_equal(a.attempts, 2);
+	print_message("429 retried after %llu ms (Retry-After: 10)\n", (unsigned long long)(a.at[1] - a.at[0]));
+	assert_true(a.at[1] - a.at[0] >= 9500);
+	result_free(&r);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_status_subresource),
 		cmocka_unit_test(test_conflicting_writer_is_handled),
 		cmocka_unit_test(test_eviction_respects_disruption_budget),
+		cmocka_unit_test(test_retry_after_is_honoured),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
