@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "freeze.h"
 #include "plan_object.h"
 #include "xalloc.h"
 
@@ -12,6 +13,7 @@ static const store_kind_t *const cache_store_kinds[CACHE_KINDS] = {
 	[CACHE_SLICES] = &store_kind_slices,
 	[CACHE_DEVICE_CLASSES] = &store_kind_device_classes,
 	[CACHE_PLANS] = &store_kind_plans,
+	[CACHE_FREEZE_PARAMETERS] = &store_kind_freeze_parameters,
 };
 
 const char *cache_kind_name(cache_kind_t kind)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_decode.h"
 #include "kube_api.h"
 #include "xalloc.h"
 
@@ -146,3 +147,67 @@ int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, 
 	free(json);
 	return rc;
 }
+
+/* ---- the cached parameter ------------------------------------------------ */
+
+/*
+ * A ConfigMap from the API server: untrusted bytes like any other object.
+ * Only the fields the controller compares are kept; a malformed one is a
+ * decode error naming the field, and the cache keeps what it had.
+ */
+static int freeze_parameter_decode(const cJSON *obj, void *out, char *err, size_t errlen)
+{
+	freeze_parameter_t *p = out;
+	memset(p, 0, sizeof(*p));
+	json_decode_scope_t top, md, data;
+	char mpath[JSON_DECODE_PATH_MAX], dpath[JSON_DECODE_PATH_MAX];
+	const char *frozen = NULL;
+	if (json_decode_top(obj, &top, err, errlen) != 0 ||
+	    json_decode_obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
+	    json_decode_dup(&md, "name", true, &p->meta.name) != 0 ||
+	    json_decode_dup(&md, "namespace", false, &p->meta.namespace) != 0 ||
+	    json_decode_dup(&md, "uid", false, &p->meta.uid) != 0 ||
+	    json_decode_dup(&md, "resourceVersion", false, &p->meta.resource_version) != 0 ||
+	    json_decode_obj(&top, "data", false, &data, dpath, sizeof(dpath)) != 0 ||
+	    json_decode_dup(&data, "plan", false, &p->plan) != 0 ||
+	    json_decode_str(&data, "frozen", false, &frozen) != 0 ||
+	    json_decode_dup(&data, "breachId", false, &p->breach_id) != 0) {
+		free(p->meta.name);
+		free(p->meta.namespace);
+		free(p->meta.uid);
+		free(p->meta.resource_version);
+		free(p->plan);
+		free(p->breach_id);
+		memset(p, 0, sizeof(*p));
+		return -1;
+	}
+	p->frozen = frozen && strcmp(frozen, "true") == 0;
+	return 0;
+}
+
+static void freeze_parameter_release(void *proj)
+{
+	freeze_parameter_t *p = proj;
+	free(p->meta.name);
+	free(p->meta.namespace);
+	free(p->meta.uid);
+	free(p->meta.resource_version);
+	free(p->plan);
+	free(p->breach_id);
+}
+
+static size_t freeze_parameter_bytes(const void *proj)
+{
+	(void)proj;
+	return sizeof(freeze_parameter_t);
+}
+
+const store_kind_t store_kind_freeze_parameters = {
+	.resource = "freeze-parameters",
+	.path = "/api/v1/namespaces/" FREEZE_NAMESPACE "/configmaps",
+	.label_selector = FREEZE_LABEL_PARAMETER "%3Dtrue",
+	.size = sizeof(freeze_parameter_t),
+	.decode = freeze_parameter_decode,
+	.release = freeze_parameter_release,
+	.bytes = freeze_parameter_bytes,
+};

@@ -51,6 +51,8 @@
 #include <stddef.h>
 
 #include "kube_http.h"
+#include "projection.h"
+#include "store.h"
 
 #define FREEZE_NAMESPACE "drashift-system"
 #define FREEZE_NAME_PREFIX "drashift-freeze-"
@@ -107,5 +109,20 @@ char *freeze_parameter_json(const freeze_state_t *state);
  * calls cb (-EINVAL when freeze_parameter_json refuses the state).
  */
 int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, void *data);
+
+/*
+ * The freeze parameters as the cache holds them (one per plan): whether the
+ * admission policy denies, and for which breach. The controller compares
+ * this with the breach recorded in the plan's status, so after a restart it
+ * writes the parameter only when the API server's copy differs.
+ */
+typedef struct {
+	projection_meta_t meta;
+	char *plan;      /* data.plan */
+	bool frozen;     /* data.frozen == "true" */
+	char *breach_id; /* data.breachId */
+} freeze_parameter_t;
+
+extern const store_kind_t store_kind_freeze_parameters;
 
 #endif

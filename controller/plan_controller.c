@@ -434,15 +434,21 @@ static size_t plan_matching_pools(const cache_t *cache, const projection_node_t 
 
 /*
  * Keep the admission parameter in step with the recorded breach: frozen while
- * it is unacknowledged, lifted once acknowledged. Written once per breach
- * and state by this process (and again after a restart, from the status).
+ * it is unacknowledged, lifted once acknowledged. The cached parameter says
+ * what the API server holds (so a restart writes only when it differs);
+ * freeze_written covers a write the watch has not shown yet.
  */
 static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
-	char *want = xasprintf("%s:%s", frozen ? "frozen" : "lifted", cJSON_IsString(id) ? id->valuestring : "");
+	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
+	char *want = xasprintf("%s:%s", frozen ? "frozen" : "lifted", breach_id);
 	const char *had = strmap_get(&pc->freeze_written, po->meta.name);
-	if ((had && strcmp(had, want) == 0) || pc->dry_run) {
+	char *param_name = freeze_parameter_name(po->meta.name);
+	const freeze_parameter_t *param = store_get(cache_store(pc->cache, CACHE_FREEZE_PARAMETERS), FREEZE_NAMESPACE, param_name);
+	free(param_name);
+	bool in_place = param && param->frozen == frozen && param->breach_id && strcmp(param->breach_id, breach_id) == 0;
+	if (in_place || (had && strcmp(had, want) == 0) || pc->dry_run) {
 		free(want);
 		return;
 	}

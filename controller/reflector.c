@@ -113,8 +113,9 @@ static void reflector_backoff(reflector_t *r, const char *why)
 static char *reflector_path(const reflector_t *r, const char *extra)
 {
 	char *path = xasprintf("%s?%s", r->kind->path, extra);
-	if (r->opt.label_selector) {
-		char *p = xasprintf("%s&labelSelector=%s", path, r->opt.label_selector);
+	const char *selector = r->opt.label_selector ? r->opt.label_selector : r->kind->label_selector;
+	if (selector) {
+		char *p = xasprintf("%s&labelSelector=%s", path, selector);
 		free(path);
 		path = p;
 	}

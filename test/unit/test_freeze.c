@@ -323,9 +323,33 @@ static void test_every_plan_name_gives_one_valid_parameter_name(void **state)
 	cJSON_Delete(cm);
 }
 
+/* The cached parameter: what the controller compares with the recorded breach. */
+static void test_cached_parameter_decodes_and_refuses_bad_types(void **state)
+{
+	(void)state;
+	char err[256];
+	freeze_parameter_t p;
+	cJSON *ok = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"drashift-freeze-gpu\","
+				"\"namespace\":\"drashift-system\",\"resourceVersion\":\"7\"},\"data\":{\"frozen\":\"true\","
+				"\"plan\":\"gpu\",\"breachId\":\"a-failedSteps-1\"}}");
+	assert_int_equal(store_kind_freeze_parameters.decode(ok, &p, err, sizeof(err)), 0);
+	assert_true(p.frozen);
+	assert_string_equal(p.plan, "gpu");
+	assert_string_equal(p.breach_id, "a-failedSteps-1");
+	assert_string_equal(p.meta.namespace, "drashift-system");
+	store_kind_freeze_parameters.release(&p);
+	cJSON_Delete(ok);
+
+	cJSON *bad = cJSON_Parse("{\"metadata\":{\"name\":\"drashift-freeze-gpu\"},\"data\":{\"frozen\":true}}");
+	assert_int_equal(store_kind_freeze_parameters.decode(bad, &p, err, sizeof(err)), -1);
+	assert_string_equal(err, "data.frozen: not a string");
+	cJSON_Delete(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cached_parameter_decodes_and_refuses_bad_types),
 		cmocka_unit_test(test_frozen_parameter_carries_everything_the_policy_reads),
 		cmocka_unit_test(test_unfrozen_parameter_keeps_shape_and_description),
 		cmocka_unit_test(test_empty_namespaces_freeze_everywhere),
