@@ -29,9 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-command -v go >/dev/null 2>&1 || PATH=/usr/local/go/bin:$PATH
-log "building fleetsim"
-(cd "$DRASHIFT_ROOT/tools" && go build -o "$TEST_DIR/fleetsim" ./cmd/fleetsim) || fail "go build ./cmd/fleetsim failed"
+FLEETSIM=$("$TESTENV" fleetsim) || fail "cannot build the fleet simulator"
+cp "$FLEETSIM" "$TEST_DIR/fleetsim"
 
 DP=drashift.io/device-plugin
 DRA=drashift.io/dra-driver
