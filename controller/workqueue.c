@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strmap.h"
 #include "xalloc.h"
 
 #define WORKQUEUE_MIN_CAPACITY 16u
@@ -22,7 +23,6 @@ typedef enum {
 } workqueue_queued_t;
 
 typedef struct {
-	uint64_t hash;
 	uint64_t due_ms;     /* valid while queued == WAITING */
 	uint64_t seq;        /* orders equal due times: first scheduled, first out */
 	size_t heap_index;   /* valid while in the heap */
@@ -40,9 +40,7 @@ struct workqueue {
 	size_t nprocessing;
 
 	/* Every key with any state: queued, processing or counted failures. */
-	workqueue_item_t **slots; /* open addressing, linear probing */
-	size_t slots_cap;         /* power of two */
-	size_t nitems;
+	strmap_t items; /* key -> workqueue_item_t* */
 
 	/* Ready keys, a ring buffer. */
 	workqueue_item_t **fifo;
@@ -56,102 +54,26 @@ struct workqueue {
 	size_t heap_len;
 };
 
-/* ---- hash table ---------------------------------------------------------- */
-
-/* FNV-1a: keys are short object names, and this is fast and well spread. */
-static uint64_t workqueue_hash(const char *key)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-	for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
-		h ^= *p;
-		h *= 0x100000001b3u;
-	}
-	return h;
-}
-
-static size_t workqueue_slot_find(const workqueue_t *q, const char *key, uint64_t hash)
-{
-	size_t mask = q->slots_cap - 1;
-	size_t i = (size_t)hash & mask;
-	while (q->slots[i] != NULL) {
-		if (q->slots[i]->hash == hash && strcmp(q->slots[i]->key, key) == 0)
-			return i;
-		i = (i + 1) & mask;
-	}
-	return i; /* the empty slot where key would go */
-}
+/* ---- the keys ------------------------------------------------------------ */
 
 static workqueue_item_t *workqueue_lookup(const workqueue_t *q, const char *key)
 {
-	return q->slots[workqueue_slot_find(q, key, workqueue_hash(key))];
+	return strmap_get(&q->items, key);
 }
 
-static void workqueue_slots_grow(workqueue_t *q)
-{
-	size_t old_cap = q->slots_cap;
-	workqueue_item_t **old = q->slots;
-	q->slots_cap = old_cap * 2;
-	q->slots = xcalloc(q->slots_cap, sizeof(*q->slots));
-	size_t mask = q->slots_cap - 1;
-	for (size_t i = 0; i < old_cap; i++) {
-		if (old[i] == NULL)
-			continue;
-		size_t j = (size_t)old[i]->hash & mask;
-		while (q->slots[j] != NULL)
-			j = (j + 1) & mask;
-		q->slots[j] = old[i];
-	}
-	free(old);
-}
-
-/*
- * Returns the key's item, creating an idle one if the key is unknown. The
- * load factor stays at or below one half so probe sequences stay short.
- */
+/* Returns the key's item, creating an idle one if the key is unknown. */
 static workqueue_item_t *workqueue_intern(workqueue_t *q, const char *key)
 {
-	uint64_t hash = workqueue_hash(key);
-	size_t i = workqueue_slot_find(q, key, hash);
-	if (q->slots[i] != NULL)
-		return q->slots[i];
-	if ((q->nitems + 1) * 2 > q->slots_cap) {
-		workqueue_slots_grow(q);
-		i = workqueue_slot_find(q, key, hash);
-	}
+	workqueue_item_t *item = strmap_get(&q->items, key);
+	if (item != NULL)
+		return item;
 	size_t len = strlen(key);
-	workqueue_item_t *item = xmalloc(sizeof(*item) + len + 1);
+	item = xmalloc(sizeof(*item) + len + 1);
 	memset(item, 0, sizeof(*item));
 	memcpy(item->key, key, len + 1);
-	item->hash = hash;
 	item->queued = WORKQUEUE_NONE;
-	q->slots[i] = item;
-	q->nitems++;
+	strmap_put(&q->items, key, item);
 	return item;
-}
-
-/*
- * Backward-shift deletion instead of tombstones: the table never fills up
- * with dead slots however many keys come and go over the controller's life,
- * so lookups of absent keys stay short.
- */
-static void workqueue_slot_remove(workqueue_t *q, size_t i)
-{
-	size_t mask = q->slots_cap - 1;
-	size_t j = i;
-	for (;;) {
-		j = (j + 1) & mask;
-		if (q->slots[j] == NULL)
-			break;
-		size_t home = (size_t)q->slots[j]->hash & mask;
-		/* Move slots[j] into the hole unless its home lies cyclically in (i, j]. */
-		bool home_in_range = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-		if (!home_in_range) {
-			q->slots[i] = q->slots[j];
-			i = j;
-		}
-	}
-	q->slots[i] = NULL;
-	q->nitems--;
 }
 
 /*
@@ -162,7 +84,7 @@ static void workqueue_release_if_idle(workqueue_t *q, workqueue_item_t *item)
 {
 	if (item->queued != WORKQUEUE_NONE || item->processing || item->failures != 0)
 		return;
-	workqueue_slot_remove(q, workqueue_slot_find(q, item->key, item->hash));
+	strmap_remove(&q->items, item->key);
 	free(item);
 }
 
@@ -300,8 +222,7 @@ workqueue_t *workqueue_new(uint64_t base_backoff_ms, uint64_t max_backoff_ms)
 	workqueue_t *q = xcalloc(1, sizeof(*q));
 	q->base_backoff_ms = base_backoff_ms;
 	q->max_backoff_ms = max_backoff_ms;
-	q->slots_cap = WORKQUEUE_MIN_CAPACITY;
-	q->slots = xcalloc(q->slots_cap, sizeof(*q->slots));
+	q->items = (strmap_t)STRMAP_INIT;
 	q->fifo_cap = WORKQUEUE_MIN_CAPACITY;
 	q->fifo = xmalloc(q->fifo_cap * sizeof(*q->fifo));
 	q->heap_cap = WORKQUEUE_MIN_CAPACITY;
@@ -313,9 +234,7 @@ void workqueue_free(workqueue_t *q)
 {
 	if (q == NULL)
 		return;
-	for (size_t i = 0; i < q->slots_cap; i++)
-		free(q->slots[i]);
-	free(q->slots);
+	strmap_clear(&q->items, free);
 	free(q->fifo);
 	free(q->heap);
 	free(q);
