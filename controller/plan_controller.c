@@ -354,6 +354,7 @@ typedef struct {
 	pool_output_t out;
 	pool_record_t record;
 	const char **canary_names;
+	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
 	slo_result_t signals[SLO_SIGNALS];
 	slo_verdict_t gate;
 	const slo_result_t *breach;
@@ -377,9 +378,7 @@ static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, pla
 		if (mem->state.step == HANDOVER_FAILED)
 			failed++;
 		if (mem->state.step == HANDOVER_DRA && mem->state.legacy_devices >= 0) {
-			handover_ads_t ads;
-			plan_ads(pc, plan, mem->node, &ads);
-			int64_t d = ads.slice_devices - mem->state.legacy_devices;
+			int64_t d = run->ads[m].slice_devices - mem->state.legacy_devices;
 			drift += d < 0 ? -d : d;
 		}
 	}
@@ -555,6 +554,9 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	 */
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
+		runs[i].ads = xcalloc(runs[i].n + 1, sizeof(handover_ads_t));
+		for (size_t m = 0; m < runs[i].n; m++)
+			plan_ads(pc, plan, runs[i].members[m].node, &runs[i].ads[m]);
 		plan_judge_pool(pc, plan, &runs[i], now);
 	}
 	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(po->status, "breach");
@@ -667,12 +669,10 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			if (record_changed)
 				continue;
 			handover_usage_t use;
-			handover_ads_t ads;
 			const char **evictable;
 			plan_usage(pc, plan, mem->node->meta.name, &use, &evictable);
-			plan_ads(pc, plan, mem->node, &ads);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
-						 .usage = &use, .ads = &ads, .goal = run->out.goals[m], .now_ms = now };
+						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = now };
 			handover_decision_t d;
 			handover_decide(&hin, &d);
 			if (d.act == HANDOVER_ACT_REFUSE)
@@ -833,6 +833,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pool_output_free(&runs[i].out);
 		free(runs[i].members);
+		free(runs[i].ads);
 		free(runs[i].canary_names);
 	}
 	free(runs);
