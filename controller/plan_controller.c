@@ -358,6 +358,7 @@ typedef struct {
 	slo_result_t signals[SLO_SIGNALS];
 	slo_verdict_t gate;
 	const slo_result_t *breach;
+	char gate_waiting[160]; /* the first signal keeping the gate from a Pass */
 } plan_pool_run_t;
 
 /*
@@ -390,6 +391,13 @@ static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, pla
 			   .fights = fights, .failed_steps = failed, .now_ms = now };
 	slo_judge(&in, run->signals);
 	run->gate = slo_gate(run->signals, &run->breach);
+	run->gate_waiting[0] = '\0';
+	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
+		if (run->signals[i].verdict == SLO_INCONCLUSIVE) {
+			snprintf(run->gate_waiting, sizeof(run->gate_waiting), "%s has %u of %u samples in the window",
+				 run->signals[i].name, run->signals[i].samples, plan->slo.min_samples ? plan->slo.min_samples : 1);
+			break;
+		}
 	free(samples);
 	free(names);
 }
@@ -630,11 +638,9 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			.frozen = frozen,
 			.breach_rollback = frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
 					   breach_pool && strcmp(breach_pool, plan->pools[i].name) == 0,
-			/*
-			 * A breach freezes; expansion does not yet wait for a Pass
-			 * (an Inconclusive gate lets the bake time decide) - issue 6.
-			 */
-			.gate_passed = run->gate != SLO_BREACH,
+			/* Expansion waits for a Pass: too few samples is no pass (DESIGN.md section 5). */
+			.gate_passed = run->gate == SLO_PASS,
+			.gate_waiting = run->gate_waiting,
 			.now_ms = now,
 		};
 		pool_decide(&in, &run->out);

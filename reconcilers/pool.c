@@ -232,7 +232,8 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		pool_message(out, "canary baking: %lld s left", (long long)(left + 999) / 1000);
 	} else {
 		out->requeue_ms = 10000;
-		pool_message(out, "canary baked; waiting for the SLO gate to pass (inconclusive is not a pass)");
+		pool_message(out, "canary baked; waiting for the SLO gate to pass (inconclusive is not a pass): %s",
+			     in->gate_waiting ? in->gate_waiting : "not judged yet");
 	}
 }
 

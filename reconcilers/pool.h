@@ -64,6 +64,7 @@ typedef struct {
 	bool frozen;    /* an SLO breach froze the pool */
 	bool breach_rollback; /* the breach policy is FreezeAndRollback and this pool breached */
 	bool gate_passed; /* the canary's SLO gate passed (inconclusive is not a pass) */
+	const char *gate_waiting; /* why it has not passed yet, for the message (may be NULL) */
 	int64_t now_ms;
 } pool_input_t;
 

@@ -142,3 +142,31 @@ start_operator() {
 }
 
 plan_field() { kubectl get mp "$1" -o jsonpath="$2"; }
+
+# dra_load NAMESPACE POOL N [DURATION]: N pods pinned to POOL, each with a
+# claim from a template for the gpu.example.com class, running DURATION
+# (default 2s) in the simulator. The scheduler can only place them on the
+# pool's DRA nodes (the canary): they are the samples its SLO gate judges.
+dra_load() {
+	local ns=$1 pool=$2 n=$3 duration=${4:-2s} i
+	kubectl -n "$ns" apply -f - >/dev/null <<EOF_TEMPLATE
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: load-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+EOF_TEMPLATE
+	for i in $(seq "$n"); do
+		kubectl -n "$ns" create -f - >/dev/null <<EOF_POD
+apiVersion: v1
+kind: Pod
+metadata: {generateName: load-$pool-, labels: {drashift-test/load: "$pool"}, annotations: {fleetsim/duration: "$duration"}}
+spec:
+  nodeSelector: {drashift.io/pool: "$pool"}
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: load-gpu}]
+  containers: [{name: main, image: registry.invalid/load, resources: {claims: [{name: gpu}]}}]
+EOF_POD
+	done
+}

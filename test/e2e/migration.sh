@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A two-pool MigrationPlan end to end, on the real control plane with the
 # simulated fleet, the operator running with its shipped RBAC:
-#   1. pool a canaries, bakes (paused and resumed meanwhile), expands; then pool b; the plan reaches DRA;
+#   1. pool a canaries, bakes (paused and resumed meanwhile), passes its SLO
+#      gate on the claims of a small load, expands; then pool b; the plan reaches DRA;
 #   2. rollback of pool b while a pod with an allocated claim runs there: the
 #      node keeps its driver until the pod finishes, nothing is evicted or deleted;
 #   3. pool b migrates again while the operator is killed with SIGKILL after
@@ -14,6 +15,7 @@ testenv_start
 install_drashift
 start_fleet --pools a:3x4,b:2x4
 start_operator
+create_namespace team-load
 
 kubectl apply -f - >/dev/null <<'EOF_PLAN'
 apiVersion: drashift.io/v1alpha1
@@ -23,6 +25,7 @@ spec:
   driver: gpu.example.com
   extendedResource: example.com/gpu
   deviceClassNames: [gpu.example.com]
+  slo: {minSamples: 3}
   pools:
   - name: a
     nodeSelector: {matchLabels: {drashift.io/pool: a}}
@@ -38,6 +41,7 @@ EOF_PLAN
 # ---- 1. canary, pause during the bake, resume, expand, next pool ----
 canary_baking() { plan_field e2e '{.status.pools[0].message}' | grep -q baking; }
 wait_for 60 "pool a's canary to bake" canary_baking
+dra_load team-load a 3
 kubectl patch mp e2e --type=merge -p '{"spec":{"paused":true}}' >/dev/null
 paused() { [ "$(plan_field e2e '{.status.phase}')" = Paused ]; }
 wait_for 20 "the plan to show Paused" paused
@@ -46,6 +50,15 @@ sleep 10 # longer than the bake: a running plan would have expanded by now
 expect_eq "$(plan_field e2e '{.status.nodesOnDRA}')" "$on_dra_paused" "nodes on DRA while paused"
 expect_eq "$(plan_field e2e '{.status.conditions[?(@.type=="Paused")].status}')" True "Paused condition"
 kubectl patch mp e2e --type=merge -p '{"spec":{"paused":false}}' >/dev/null
+expanding() { [ "$(plan_field e2e '{.status.pools[0].phase}')" = Expanding ]; }
+wait_for 60 "pool a to pass its gate and expand" expanding
+signals=$(plan_field e2e '{range .status.signals[*]}{.pool} {.name} {.verdict} {.samples}{"\n"}{end}')
+expect_contains "$signals" "a driverErrors Pass 3" "pool a's signals"
+expect_contains "$signals" "a allocationFailurePercent Pass 3" "pool a's signals"
+b_gate() { plan_field e2e '{.status.pools[1].message}' | grep -q 'waiting for the SLO gate'; }
+wait_for 120 "pool b's canary to wait for its gate" b_gate
+expect_contains "$(plan_field e2e '{.status.pools[1].message}')" "has 0 of 3 samples" "pool b's message while its gate waits"
+dra_load team-load b 3
 plan_dra() { [ "$(plan_field e2e '{.status.phase}')" = DRA ]; }
 wait_for 120 "the plan to reach DRA" plan_dra
 expect_eq "$(plan_field e2e '{.status.nodesOnDRA}')" 5/5 "nodes on DRA"
@@ -106,7 +119,15 @@ kills=0
 steps_seen() { grep -c 'msg="node step"' "$TEST_DIR/operator.log" || true; }
 while [ "$(plan_field e2e '{.status.phase}')" != DRA ]; do
 	before=$(steps_seen)
-	next_step() { [ "$(steps_seen)" -gt "$before" ] || [ "$(plan_field e2e '{.status.phase}')" = DRA ]; }
+	# A restart forgets the SLO samples (memory only): the gate waits for new claims.
+	next_step() {
+		[ "$(steps_seen)" -gt "$before" ] || [ "$(plan_field e2e '{.status.phase}')" = DRA ] && return 0
+		if [ "${fed:-}" != "$kills" ] && b_gate; then
+			dra_load team-load b 3
+			fed=$kills
+		fi
+		return 1
+	}
 	wait_for 60 "a node step" next_step
 	kill -KILL "$OPERATOR_PID"
 	wait "$OPERATOR_PID" 2>/dev/null || true

@@ -48,7 +48,9 @@ static void decide(const char *states, pool_record_t rec, bool gate, pool_output
 {
 	size_t n = setup_members(states);
 	pool_input_t in = { .plan = &plan, .pool = &pool_a, .record = rec, .members = members, .n_members = n,
-			    .may_start = true, .gate_passed = gate, .now_ms = NOW };
+			    .may_start = true, .gate_passed = gate,
+			    .gate_waiting = gate ? NULL : "allocationLatencyP95 has 3 of 20 samples in the window",
+			    .now_ms = NOW };
 	pool_decide(&in, out);
 }
 
@@ -120,6 +122,9 @@ static void test_bake_then_gate_then_expand(void **state)
 	rec.bake_start_ms = NOW - 11 * MIN; /* baked, but the gate is inconclusive */
 	decide("DLLL", rec, false, &out);
 	assert_int_equal(out.phase, POOL_CANARY);
+	assert_non_null(strstr(out.message, "waiting for the SLO gate to pass"));
+	assert_non_null(strstr(out.message, "allocationLatencyP95 has 3 of 20 samples")); /* says what it waits for */
+	assert_true(out.requeue_ms > 0); /* judged again without a change */
 	goals(&out, 4, g);
 	assert_string_equal(g, "....");
 	pool_output_free(&out);
