@@ -3,8 +3,14 @@
  * indexes decisions look things up by.
  *
  *   pods by node          what still runs on a node (invariant 3)
- *   claims by node        allocations pinned to a node (status.allocation.nodeSelector)
- *   slices by node        what a node's drivers publish
+ *   claims by node+driver allocations pinned to a node (status.allocation.nodeSelector)
+ *                         that one driver must keep serving
+ *   slices by node+driver what one driver publishes for a node
+ *
+ * A node+driver group is named by cache_node_driver_key(). Decisions always
+ * ask about one driver on one node, so the groups hold exactly what they
+ * read and no lookup filters by driver. A claim with results from several
+ * drivers sits in each of their groups.
  *
  * Indexes follow the stores through their change callbacks, so they are
  * exact at every moment the loop is idle. Entries point at projections the
@@ -50,8 +56,8 @@ struct cache {
 	reflector_t *reflectors[CACHE_KINDS];
 	cache_listener_t listeners[CACHE_KINDS];
 	cache_index_t pods_by_node;
-	cache_index_t claims_by_node;
-	cache_index_t slices_by_node;
+	cache_index_t claims_by_node_driver;
+	cache_index_t slices_by_node_driver;
 	void (*on_change)(cache_kind_t kind, const void *old, const void *new, void *data);
 	void *data;
 	int stopping;
@@ -76,14 +82,30 @@ const char *cache_kind_name(cache_kind_t kind);
  */
 const strmap_t *cache_index_get(const cache_index_t *idx, const char *value);
 
-/* Follow a change in an index (exposed so the unit tests can drive it without I/O). */
+/*
+ * Follow a change in an index where an object is in at most one group
+ * (value NULL: in none). Exposed so the unit tests can drive it without I/O.
+ */
 void cache_index_update(cache_index_t *idx, const char *old_value, const char *new_value,
 			const projection_meta_t *old, const projection_meta_t *new);
 void cache_index_free(cache_index_t *idx);
 
-/* Index keys of the kinds above: the node a pod, claim or slice belongs to; NULL when none. */
+/*
+ * Make c's indexes follow one change of a kind: what every store's change
+ * callback does before on_change. Exposed so the unit tests can drive the
+ * indexes from stores of their own, without I/O.
+ */
+void cache_follow(cache_t *c, cache_kind_t kind, const void *old, const void *new);
+
+/*
+ * The group of one driver on one node: "<node>\x1f<driver>" (owned by the
+ * caller). Node names and driver names are DNS subdomains, which the API
+ * server validates, so the ASCII unit separator 0x1f never occurs in either
+ * and two different pairs never share a key.
+ */
+char *cache_node_driver_key(const char *node, const char *driver);
+
+/* The node a pod is bound to (its pods_by_node group); NULL when none. */
 const char *cache_pod_node(const projection_pod_t *p);
-const char *cache_claim_node(const projection_claim_t *c);
-const char *cache_slice_node(const projection_slice_t *s);
 
 #endif

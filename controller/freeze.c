@@ -1,6 +1,7 @@
 #include "freeze.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -145,6 +146,93 @@ int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, 
 	int rc = kube_apply(http, path, json, true, cb, data);
 	free(path);
 	free(json);
+	return rc;
+}
+
+/* ---- the DeviceTaintRule ------------------------------------------------- */
+
+char *freeze_taint_rule_path(const char *plan)
+{
+	char *name = freeze_parameter_name(plan);
+	if (name == NULL)
+		return NULL;
+	char *path = kube_path(FREEZE_TAINT_GROUP_VERSION, "devicetaintrules", NULL, name, NULL);
+	free(name);
+	return path;
+}
+
+/* A label value (what a taint's value must be): at most 63 of [A-Za-z0-9_.-], alphanumeric at both ends. */
+static bool freeze_label_value(const char *v)
+{
+	size_t n = v ? strlen(v) : 0;
+	if (n == 0 || n > FREEZE_LABEL_VALUE_MAX || !isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && v[i] != '-' && v[i] != '_' && v[i] != '.')
+			return false;
+	return true;
+}
+
+char *freeze_taint_rule_json(const freeze_taint_t *t)
+{
+	if (t == NULL || t->plan_uid == NULL || t->plan_uid[0] == '\0' || t->driver == NULL || t->driver[0] == '\0')
+		return NULL;
+	char *name = freeze_parameter_name(t->plan);
+	if (name == NULL)
+		return NULL;
+	cJSON *rule = cJSON_CreateObject();
+	cJSON_AddStringToObject(rule, "apiVersion", FREEZE_TAINT_GROUP_VERSION);
+	cJSON_AddStringToObject(rule, "kind", "DeviceTaintRule");
+	cJSON *md = cJSON_AddObjectToObject(rule, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON *labels = cJSON_AddObjectToObject(md, "labels");
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "drashift");
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/part-of", "drashift");
+	if (strlen(t->plan) <= FREEZE_LABEL_VALUE_MAX)
+		cJSON_AddStringToObject(labels, FREEZE_LABEL_PLAN, t->plan);
+	cJSON *annotations = cJSON_AddObjectToObject(md, "annotations");
+	freeze_add_string(annotations, "drashift.io/breach", t->breach_id);
+	cJSON *owners = cJSON_AddArrayToObject(md, "ownerReferences");
+	cJSON *owner = cJSON_CreateObject();
+	cJSON_AddStringToObject(owner, "apiVersion", "drashift.io/v1alpha1");
+	cJSON_AddStringToObject(owner, "kind", "MigrationPlan");
+	cJSON_AddStringToObject(owner, "name", t->plan);
+	cJSON_AddStringToObject(owner, "uid", t->plan_uid);
+	cJSON_AddItemToArray(owners, owner);
+	cJSON *spec = cJSON_AddObjectToObject(rule, "spec");
+	cJSON *sel = cJSON_AddObjectToObject(spec, "deviceSelector");
+	cJSON_AddStringToObject(sel, "driver", t->driver);
+	cJSON *taint = cJSON_AddObjectToObject(spec, "taint");
+	cJSON_AddStringToObject(taint, "key", FREEZE_TAINT_KEY);
+	cJSON_AddStringToObject(taint, "value", freeze_label_value(t->signal) ? t->signal : "");
+	cJSON_AddStringToObject(taint, "effect", "NoSchedule");
+	char *json = cJSON_PrintUnformatted(rule);
+	cJSON_Delete(rule);
+	free(name);
+	if (json == NULL)
+		abort(); /* cJSON fails only when out of memory; see xalloc.h */
+	return json;
+}
+
+int freeze_taint_set(kube_http_t *http, const freeze_taint_t *taint, kube_http_cb cb, void *data)
+{
+	char *json = freeze_taint_rule_json(taint);
+	if (json == NULL)
+		return -EINVAL;
+	char *path = freeze_taint_rule_path(taint->plan);
+	int rc = kube_apply(http, path, json, true, cb, data);
+	free(path);
+	free(json);
+	return rc;
+}
+
+int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, void *data)
+{
+	char *path = freeze_taint_rule_path(plan);
+	if (path == NULL)
+		return -EINVAL;
+	int rc = kube_delete(http, path, cb, data);
+	free(path);
 	return rc;
 }
 

@@ -111,6 +111,52 @@ char *freeze_parameter_json(const freeze_state_t *state);
 int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, void *data);
 
 /*
+ * The other switch, for plans whose spec.slo.freezeMode asks for it: a
+ * DeviceTaintRule (resource.k8s.io/v1beta2) per plan, with the parameter's
+ * name, that taints every device of the plan's driver
+ *
+ *   spec.deviceSelector  {driver: <driver>}
+ *   spec.taint           {key: drashift.io/freeze, value: <signal>, effect: NoSchedule}
+ *   annotations          drashift.io/breach: <breach id>
+ *   ownerReferences      the MigrationPlan (deleting the plan deletes the rule)
+ *
+ * NoSchedule stops the scheduler from allocating the devices to any new
+ * claim, including the claims it creates itself for pods that ask for the
+ * extended resource (DeviceClass extendedResourceName), so those pods are
+ * placed on device-plugin nodes instead; allocated claims and running pods
+ * are not touched (that would be NoExecute). The whole driver is tainted,
+ * not one pool, because the admission freeze is per DeviceClass too: a
+ * freeze stops every new DRA allocation the plan's classes could make. A
+ * taint has no namespace: it applies to claims in every namespace.
+ *
+ * Lifting deletes the rule: drashift created it and leaves the cluster as it
+ * found it. Written with server-side apply like the parameter, so asserting
+ * the same state again changes nothing.
+ */
+#define FREEZE_TAINT_KEY "drashift.io/freeze"
+#define FREEZE_TAINT_GROUP_VERSION "resource.k8s.io/v1beta2"
+
+typedef struct {
+	const char *plan;      /* the MigrationPlan's name; required */
+	const char *plan_uid;  /* its uid, for the owner reference; required */
+	const char *driver;    /* the DRA driver whose devices are tainted; required */
+	const char *signal;    /* the breached signal: the taint's value (a label value: NULL or invalid gives "") */
+	const char *breach_id; /* annotation drashift.io/breach */
+} freeze_taint_t;
+
+/* The rule's API path; NULL when plan is NULL or empty. */
+char *freeze_taint_rule_path(const char *plan);
+
+/* The whole DeviceTaintRule as JSON; NULL when plan, plan_uid or driver is missing. */
+char *freeze_taint_rule_json(const freeze_taint_t *taint);
+
+/* Apply the rule (server-side apply, force); -EINVAL when the JSON is refused. Like freeze_set otherwise. */
+int freeze_taint_set(kube_http_t *http, const freeze_taint_t *taint, kube_http_cb cb, void *data);
+
+/* Delete the plan's rule; the answer is 404 when there was none. -EINVAL for no plan. */
+int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, void *data);
+
+/*
  * The freeze parameters as the cache holds them (one per plan): whether the
  * admission policy denies, and for which breach. The controller compares
  * this with the breach recorded in the plan's status, so after a restart it

@@ -191,7 +191,6 @@ static void manager_on_cache_change(cache_kind_t kind, const void *old, const vo
 {
 	manager_t *m = data;
 	plan_controller_observe(m->plans, kind, old, new);
-	plan_controller_poke(m->plans);
 }
 
 static void manager_stopped_leading(void *data)

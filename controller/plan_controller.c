@@ -12,6 +12,7 @@
 #include "log.h"
 #include "plan_object.h"
 #include "pool.h"
+#include "pool_index.h"
 #include "slo.h"
 #include "slo_tracker.h"
 #include "strmap.h"
@@ -37,8 +38,12 @@ struct plan_controller {
 	uint64_t expected_since;
 	int in_flight;
 	slo_tracker_t *slo;
+	/* Which pools select each node: members, conflicts, and the plans a node change concerns. */
+	pool_index_t pools;
 	/* Plan -> "frozen:<breach id>" or "lifted:<breach id>": the freeze parameter state this process wrote. */
 	strmap_t freeze_written;
+	/* Plan -> "tainted:<breach id>" or "clear": the DeviceTaintRule state this process wrote. */
+	strmap_t taint_written;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -49,6 +54,8 @@ typedef struct {
 	char *node; /* a node patch: its expectation */
 	char *plan; /* a status write: its expectation */
 	char *freeze_plan; /* a freeze parameter write: written again if it fails */
+	char *taint_plan;  /* a DeviceTaintRule write: written again if it fails */
+	bool missing_ok;   /* a delete: 404 means done */
 	char *what;
 } plan_write_t;
 
@@ -90,7 +97,7 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 	plan_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
-	if (resp->error) {
+	if (resp->error && !(w->missing_ok && resp->status == 404)) {
 		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
 		if (w->node)
 			free(strmap_remove(&pc->expected, w->node));
@@ -98,10 +105,13 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 			cJSON_Delete(strmap_remove(&pc->expected_status, w->plan));
 		if (w->freeze_plan)
 			free(strmap_remove(&pc->freeze_written, w->freeze_plan));
+		if (w->taint_plan)
+			free(strmap_remove(&pc->taint_written, w->taint_plan));
 	}
 	free(w->node);
 	free(w->plan);
 	free(w->freeze_plan);
+	free(w->taint_plan);
 	free(w->what);
 	free(w);
 	plan_controller_poke(pc);
@@ -191,7 +201,7 @@ static bool plan_node_matches(const plan_selector_t *sel, const projection_node_
 	return plan_selector_matches(sel, keys, values, n);
 }
 
-/* Who still uses devices on the node: pods by node, claims by node. */
+/* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
 static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
 		       const char ***evictable)
 {
@@ -220,17 +230,14 @@ static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const ch
 			if (store_get(claims, pod->meta.namespace, pod->claims[c]) == NULL && !done)
 				use->unknown = true;
 	}
-	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node, node);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
 	it = 0;
 	while (held && strmap_next(held, &it, NULL, &v)) {
 		const projection_claim_t *claim = v;
-		if (claim->n_reserved_for == 0)
-			continue;
-		for (size_t r = 0; r < claim->n_results; r++)
-			if (strcmp(claim->results[r].driver, plan->driver) == 0) {
-				use->driver_users++;
-				break;
-			}
+		if (claim->n_reserved_for > 0)
+			use->driver_users++;
 	}
 	use->evictable = *evictable;
 	use->n_evictable = n_ev / 2;
@@ -243,14 +250,14 @@ static void plan_ads(const plan_controller_t *pc, const plan_t *plan, const proj
 	ads->allocatable_known =
 		projection_quantity_find(node->allocatable, node->n_allocatable, plan->extended_resource, &ads->allocatable);
 	projection_quantity_find(node->capacity, node->n_capacity, plan->extended_resource, &ads->capacity);
-	const strmap_t *slices = cache_index_get(&pc->cache->slices_by_node, node->meta.name);
+	char *node_driver = cache_node_driver_key(node->meta.name, plan->driver);
+	const strmap_t *slices = cache_index_get(&pc->cache->slices_by_node_driver, node_driver);
+	free(node_driver);
 	size_t it = 0;
 	void *v;
 	int64_t generation = -1, expected = 0, seen = 0, devices = 0;
 	while (slices && strmap_next(slices, &it, NULL, &v)) {
 		const projection_slice_t *s = v;
-		if (strcmp(s->driver, plan->driver) != 0)
-			continue;
 		ads->slices_present = true;
 		if (s->pool_generation > generation) {
 			generation = s->pool_generation;
@@ -366,7 +373,8 @@ typedef struct {
  * records: capacity drift of DRA nodes (slice devices against the recorded
  * legacy count), ownership fights (both labels on) and failed steps.
  */
-static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, plan_pool_run_t *run, int64_t now)
+static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, plan_pool_run_t *run, int64_t now,
+			    int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
 	int64_t drift = 0;
@@ -384,9 +392,11 @@ static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, pla
 		}
 	}
 	slo_sample_t *samples = NULL;
+	int64_t since = now - (int64_t)plan->slo.window_ms;
+	if (since_floor > since)
+		since = since_floor;
 	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
-					       plan->n_device_classes, names, run->n, now - (int64_t)plan->slo.window_ms,
-					       &samples);
+					       plan->n_device_classes, names, run->n, since, &samples);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
 			   .fights = fights, .failed_steps = failed, .now_ms = now };
 	slo_judge(&in, run->signals);
@@ -413,39 +423,13 @@ static int plan_member_cmp(const void *a, const void *b)
 	return strcmp(((const pool_member_t *)a)->node->meta.name, ((const pool_member_t *)b)->node->meta.name);
 }
 
-/* Nodes matched by this pool of po, and whether another pool (of any plan) also matches. */
-static size_t plan_matching_pools(const cache_t *cache, const projection_node_t *node, const plan_object_t **first_plan,
-				  const char **first_pool, const plan_object_t **second_plan, const char **second_pool)
-{
-	size_t matches = 0, it = 0;
-	const void *v;
-	const store_t *plans = cache_store(cache, CACHE_PLANS);
-	while (store_next(plans, &it, &v)) {
-		const plan_object_t *p = v;
-		if (!p->valid)
-			continue;
-		for (size_t i = 0; i < p->plan.n_pools; i++)
-			if (plan_node_matches(&p->plan.pools[i].node_selector, node)) {
-				if (matches == 0) {
-					*first_plan = p;
-					*first_pool = p->plan.pools[i].name;
-				} else if (matches == 1) {
-					*second_plan = p;
-					*second_pool = p->plan.pools[i].name;
-				}
-				matches++;
-			}
-	}
-	return matches;
-}
-
 /*
  * Keep the admission parameter in step with the recorded breach: frozen while
  * it is unacknowledged, lifted once acknowledged. The cached parameter says
  * what the API server holds (so a restart writes only when it differs);
  * freeze_written covers a write the watch has not shown yet.
  */
-static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
+static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
@@ -482,7 +466,7 @@ static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, c
 	if (freeze_set(pc->http, &state, plan_on_write, w) == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->freeze_written, po->meta.name, want));
-		log_info(frozen ? "freeze enforced: new claims for the plan's classes are denied" : "freeze lifted",
+		log_info(frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted",
 			 "plan", po->meta.name, "breach", state.breach_id);
 	} else {
 		free(w->freeze_plan);
@@ -490,6 +474,54 @@ static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, c
 		free(w);
 		free(want);
 	}
+}
+
+/*
+ * Keep the plan's DeviceTaintRule in step: applied while frozen, deleted
+ * otherwise. No cache of the rules: after a restart the state is asserted
+ * once (an apply changes nothing when it is in place, a delete of no rule
+ * is a 404), then only on change.
+ */
+static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool tainted)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
+	const cJSON *signal = cJSON_GetObjectItemCaseSensitive(breach, "signal");
+	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
+	char *want = tainted ? xasprintf("tainted:%s", breach_id) : xstrdup("clear");
+	const char *had = strmap_get(&pc->taint_written, po->meta.name);
+	if ((had && strcmp(had, want) == 0) || pc->dry_run) {
+		free(want);
+		return;
+	}
+	plan_write_t *w = plan_write_new(pc, NULL, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)");
+	w->taint_plan = xstrdup(po->meta.name);
+	w->missing_ok = !tainted;
+	freeze_taint_t taint = { .plan = po->meta.name,
+				 .plan_uid = po->meta.uid,
+				 .driver = po->plan.driver,
+				 .signal = cJSON_IsString(signal) ? signal->valuestring : NULL,
+				 .breach_id = breach_id };
+	int rc = tainted ? freeze_taint_set(pc->http, &taint, plan_on_write, w)
+			 : freeze_taint_clear(pc->http, po->meta.name, plan_on_write, w);
+	if (rc == 0) {
+		pc->in_flight++;
+		free(strmap_put(&pc->taint_written, po->meta.name, want));
+		log_info(tainted ? "freeze enforced: the driver's devices are tainted NoSchedule" : "device taint lifted",
+			 "plan", po->meta.name, "driver", po->plan.driver, "breach", breach_id);
+	} else {
+		free(w->taint_plan);
+		free(w->what);
+		free(w);
+		free(want);
+	}
+}
+
+/* The freeze's switches, as the plan's freezeMode asks: each one on while frozen, off otherwise. */
+static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
+{
+	plan_freeze_mode_t mode = po->plan.slo.freeze_mode;
+	plan_assert_parameter(pc, po, breach, frozen && plan_freeze_by_admission(mode));
+	plan_assert_taint(pc, po, breach, frozen && plan_freeze_by_device_taint(mode));
 }
 
 static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
@@ -510,29 +542,30 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	plan_pool_run_t *runs = xcalloc(plan->n_pools, sizeof(*runs));
 	cJSON *conflicts = cJSON_CreateArray();
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
-	size_t it = 0;
-	const void *v;
-	while (store_next(nodes, &it, &v)) {
-		const projection_node_t *node = v;
-		const plan_object_t *p1 = NULL, *p2 = NULL;
-		const char *pool1 = NULL, *pool2 = NULL;
-		size_t matches = plan_matching_pools(pc->cache, node, &p1, &pool1, &p2, &pool2);
-		if (matches == 0 || (p1 != po && (matches < 2 || p2 != po)))
-			continue;
-		if (matches > 1) {
-			char *msg = xasprintf("%s is matched by pool %s of plan %s and pool %s of plan %s; nothing is done to it",
-					      node->meta.name, pool1, p1->meta.name, pool2, p2->meta.name);
-			cJSON_AddItemToArray(conflicts, cJSON_CreateString(msg));
-			free(msg);
-			continue;
-		}
-		for (size_t i = 0; i < plan->n_pools; i++)
-			if (strcmp(plan->pools[i].name, pool1) == 0) {
-				runs[i].members = xrealloc(runs[i].members, (runs[i].n + 1) * sizeof(pool_member_t));
-				pool_member_t *m = &runs[i].members[runs[i].n++];
-				m->node = node;
-				handover_read(plan, node, &m->state);
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		const strmap_t *selected = pool_index_members(&pc->pools, name, plan->pools[i].name);
+		size_t it = 0;
+		const char *node_name;
+		void *v;
+		while (selected && strmap_next(selected, &it, &node_name, &v)) {
+			const projection_node_t *node = store_get(nodes, NULL, node_name);
+			const pool_index_match_t *mine, *other;
+			if (node == NULL)
+				continue; /* the index follows the node cache: never, but never act on a guess */
+			if (pool_index_conflict(v, name, &mine, &other)) {
+				if (strcmp(mine->pool, plan->pools[i].name) != 0)
+					continue; /* reported once, under this plan's first pool that selects it */
+				char *msg = xasprintf("%s is matched by pool %s of plan %s and pool %s of plan %s; nothing is done to it",
+						      node_name, mine->pool, mine->plan, other->pool, other->plan);
+				cJSON_AddItemToArray(conflicts, cJSON_CreateString(msg));
+				free(msg);
+				continue;
 			}
+			runs[i].members = xrealloc(runs[i].members, (runs[i].n + 1) * sizeof(pool_member_t));
+			pool_member_t *m = &runs[i].members[runs[i].n++];
+			m->node = node;
+			handover_read(plan, node, &m->state);
+		}
 	}
 
 	/*
@@ -560,13 +593,6 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	 * claims) until a person writes its id into spec.acknowledgedBreach.
 	 * Nothing here lifts it by itself.
 	 */
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
-		runs[i].ads = xcalloc(runs[i].n + 1, sizeof(handover_ads_t));
-		for (size_t m = 0; m < runs[i].n; m++)
-			plan_ads(pc, plan, runs[i].members[m].node, &runs[i].ads[m]);
-		plan_judge_pool(pc, plan, &runs[i], now);
-	}
 	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(po->status, "breach");
 	const cJSON *breach_id_j = cJSON_GetObjectItemCaseSensitive(breach, "id");
 	const cJSON *breach_pool_j = cJSON_GetObjectItemCaseSensitive(breach, "pool");
@@ -574,6 +600,25 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	const char *breach_pool = cJSON_IsString(breach_pool_j) ? breach_pool_j->valuestring : NULL;
 	bool acknowledged = breach_id && plan->acknowledged_breach && strcmp(plan->acknowledged_breach, breach_id) == 0;
 	bool frozen = breach_id && !acknowledged;
+	/*
+	 * An acknowledged breach accepts what was measured before it: claims
+	 * created from the acknowledgement on are judged afresh, or the samples
+	 * that breached would freeze the plan again at once. Counts (drift,
+	 * fights, failed steps) are the present state and judged as they are.
+	 */
+	int64_t acknowledged_ms = 0;
+	if (acknowledged) {
+		acknowledged_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(breach, "acknowledgedTime"));
+		if (acknowledged_ms == 0)
+			acknowledged_ms = now;
+	}
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
+		runs[i].ads = xcalloc(runs[i].n + 1, sizeof(handover_ads_t));
+		for (size_t m = 0; m < runs[i].n; m++)
+			plan_ads(pc, plan, runs[i].members[m].node, &runs[i].ads[m]);
+		plan_judge_pool(pc, plan, &runs[i], now, acknowledged_ms);
+	}
 	cJSON *new_breach = NULL;
 	bool record_changed = false;
 	if (!frozen) {
@@ -772,8 +817,13 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	} else if (breach) {
 		cJSON *kept = cJSON_Duplicate(breach, true);
 		cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledged");
-		if (acknowledged)
+		cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledgedTime");
+		if (acknowledged) {
+			char ack_s[32];
+			plan_format_time(acknowledged_ms, ack_s, sizeof(ack_s));
 			cJSON_AddBoolToObject(kept, "acknowledged", true);
+			cJSON_AddStringToObject(kept, "acknowledgedTime", ack_s);
+		}
 		cJSON_AddItemToObject(st, "breach", kept);
 	}
 
@@ -808,11 +858,15 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		const cJSON *val = cJSON_GetObjectItemCaseSensitive(b, "value");
 		const cJSON *thr = cJSON_GetObjectItemCaseSensitive(b, "threshold");
 		const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
-		frozen_msg = xasprintf("pool %s: %s measured %s, threshold %s; new claims for %s are denied; lift with "
-				       "spec.acknowledgedBreach: %s",
+		plan_freeze_mode_t mode = plan->slo.freeze_mode;
+		frozen_msg = xasprintf("pool %s: %s measured %s, threshold %s;%s%s%s%s lift with spec.acknowledgedBreach: %s",
 				       breach_pool ? breach_pool : "?", cJSON_IsString(sig) ? sig->valuestring : "?",
 				       cJSON_IsString(val) ? val->valuestring : "?", cJSON_IsString(thr) ? thr->valuestring : "?",
-				       plan->device_classes[0], cJSON_IsString(bid) ? bid->valuestring : "?");
+				       plan_freeze_by_admission(mode) ? " new claims for " : "",
+				       plan_freeze_by_admission(mode) ? plan->device_classes[0] : "",
+				       plan_freeze_by_admission(mode) ? " are denied;" : "",
+				       plan_freeze_by_device_taint(mode) ? " the driver's devices are tainted NoSchedule;" : "",
+				       cJSON_IsString(bid) ? bid->valuestring : "?");
 	}
 	plan_condition(conds, po->status, "Frozen", frozen, frozen ? "SLOBreach" : acknowledged ? "BreachAcknowledged" : "NotFrozen",
 		       frozen ? frozen_msg : acknowledged ? "the last breach was acknowledged; the freeze is lifted" : "no SLO breach",
@@ -973,7 +1027,9 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new(5, 1000000);
 	pc->slo = slo_tracker_new();
+	pool_index_init(&pc->pools, plan_node_matches);
 	pc->freeze_written = (strmap_t)STRMAP_INIT;
+	pc->taint_written = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
@@ -981,17 +1037,40 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	return pc;
 }
 
+/* Queue the plans whose pools select the node. */
+static void plan_queue_selecting(plan_controller_t *pc, const char *node, uint64_t now)
+{
+	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
+	for (size_t i = 0; n != NULL && i < n->n; i++)
+		workqueue_add(pc->queue, n->matches[i].plan, now);
+}
+
 void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const void *old, const void *new)
 {
 	if (pc->closing)
 		return;
 	int64_t now = plan_now_ms();
-	if (kind == CACHE_CLAIMS) {
+	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
+	if (kind == CACHE_NODES) {
+		/* Only the plans whose pools select the node, before or after the change, read it. */
+		const char *name = ((const projection_node_t *)(new ? new : old))->meta.name;
+		uint64_t queued = uv_now(pc->loop);
+		plan_queue_selecting(pc, name, queued);
+		pool_index_set_node(&pc->pools, plans, name, new);
+		plan_queue_selecting(pc, name, queued);
+		if (pc->in_flight == 0)
+			plan_controller_schedule(pc);
+		return;
+	}
+	if (kind == CACHE_PLANS) {
+		pool_index_plan_changed(&pc->pools, plans, cache_store(pc->cache, CACHE_NODES), old, new);
+	} else if (kind == CACHE_CLAIMS) {
 		const projection_claim_t *gone = old;
 		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);
 	} else if (kind == CACHE_PODS && new != NULL) {
 		slo_tracker_observe_pod(pc->slo, new, now);
 	}
+	plan_controller_poke(pc);
 }
 
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader)
@@ -1006,7 +1085,9 @@ static void plan_controller_free(uv_handle_t *h)
 	void *data = pc->closed_data;
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
+	pool_index_free(&pc->pools);
 	strmap_clear(&pc->freeze_written, free);
+	strmap_clear(&pc->taint_written, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);

@@ -25,9 +25,14 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 				       events_recorder_t *events, bool dry_run);
 /* The leader elector gating writes; NULL: this process always writes (no election). */
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
-/* Something in the caches changed: every plan is looked at again (few plans, cheap). */
+/* Every plan is looked at again (few plans, cheap): leadership was won, a write finished. */
 void plan_controller_poke(plan_controller_t *pc);
-/* Feed the SLO observations (claims and pods) from a cache change. */
+/*
+ * A cache changed (after its indexes followed): feed the SLO tracker (claims,
+ * pods) and the nodes-by-pool index (nodes, plans), and queue what the change
+ * concerns: a node, the plans whose pools select it before or after; anything
+ * else, every plan.
+ */
 void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const void *old, const void *new);
 /* Stop; done runs from the loop once nothing is in flight and memory is freed. */
 void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void *data);

@@ -698,12 +698,14 @@ static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 					    "maxCapacityDrift",
 					    "stuckThreshold",
 					    "breachPolicy",
+					    "freezeMode",
 					    NULL};
 	static const char *const policies[] = {"Freeze", "FreezeAndRollback", NULL};
+	static const char *const modes[] = {"Admission", "DeviceTaint", "AdmissionAndDeviceTaint", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t s;
 	int32_t min_samples, failure_pct, driver_errors, drift;
-	int policy;
+	int policy, mode;
 	if (json_decode_obj(spec, "slo", false, &s, path, sizeof(path)) != 0 || plan__known(&s, known) != 0 ||
 	    plan__duration(&s, "window", 10 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->window_ms) != 0 ||
 	    plan__int32(&s, "minSamples", 20, 1, INT32_MAX, &min_samples) != 0 ||
@@ -713,14 +715,26 @@ static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 	    plan__int32(&s, "maxDriverErrors", 0, 0, INT32_MAX, &driver_errors) != 0 ||
 	    plan__int32(&s, "maxCapacityDrift", 0, 0, INT32_MAX, &drift) != 0 ||
 	    plan__duration(&s, "stuckThreshold", 5 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->stuck_threshold_ms) != 0 ||
-	    plan__enum(&s, "breachPolicy", policies, PLAN_BREACH_FREEZE, &policy) != 0)
+	    plan__enum(&s, "breachPolicy", policies, PLAN_BREACH_FREEZE, &policy) != 0 ||
+	    plan__enum(&s, "freezeMode", modes, PLAN_FREEZE_ADMISSION, &mode) != 0)
 		return -1;
 	slo->min_samples = (uint32_t)min_samples;
 	slo->max_allocation_failure_percent = (uint32_t)failure_pct;
 	slo->max_driver_errors = (uint32_t)driver_errors;
 	slo->max_capacity_drift = (uint32_t)drift;
 	slo->breach_policy = (plan_breach_policy_t)policy;
+	slo->freeze_mode = (plan_freeze_mode_t)mode;
 	return 0;
+}
+
+bool plan_freeze_by_admission(plan_freeze_mode_t mode)
+{
+	return mode == PLAN_FREEZE_ADMISSION || mode == PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT;
+}
+
+bool plan_freeze_by_device_taint(plan_freeze_mode_t mode)
+{
+	return mode == PLAN_FREEZE_DEVICE_TAINT || mode == PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT;
 }
 
 static int plan__meta(const json_decode_scope_t *top, plan_t *p)

@@ -46,6 +46,13 @@ typedef struct {
 
 typedef enum { PLAN_DRAIN_WAIT, PLAN_DRAIN_EVICT } plan_drain_policy_t;
 typedef enum { PLAN_BREACH_FREEZE, PLAN_BREACH_FREEZE_AND_ROLLBACK } plan_breach_policy_t;
+/*
+ * How a freeze stops new DRA allocations: the admission policy denies new
+ * claims for the plan's DeviceClasses, and/or a DeviceTaintRule taints the
+ * driver's devices NoSchedule so the scheduler allocates none of them (also
+ * not for pods asking for the extended resource, which then go to legacy nodes).
+ */
+typedef enum { PLAN_FREEZE_ADMISSION, PLAN_FREEZE_DEVICE_TAINT, PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT } plan_freeze_mode_t;
 
 typedef struct {
 	char *name;
@@ -76,7 +83,12 @@ typedef struct {
 	uint32_t max_capacity_drift;       /* devices; default 0 */
 	uint64_t stuck_threshold_ms;       /* a pod pending/not ready this long counts as failed; default 5m */
 	plan_breach_policy_t breach_policy;
+	plan_freeze_mode_t freeze_mode; /* default Admission */
 } plan_slo_t;
+
+/* The freeze's parts a mode asks for. */
+bool plan_freeze_by_admission(plan_freeze_mode_t mode);
+bool plan_freeze_by_device_taint(plan_freeze_mode_t mode);
 
 typedef struct {
 	char *name;

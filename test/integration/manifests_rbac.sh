@@ -129,6 +129,11 @@ can no update leases.coordination.k8s.io -n default
 can no create leases.coordination.k8s.io -n default
 can no update leases.coordination.k8s.io/kube-scheduler -n $NS
 can no delete leases.coordination.k8s.io/drashift-controller -n $NS
+# The freeze by device taint: its DeviceTaintRules, nothing else of DRA.
+for verb in get create patch delete; do
+	can yes "$verb" devicetaintrules.resource.k8s.io
+done
+can no list devicetaintrules.resource.k8s.io
 # The freeze parameters: ConfigMaps of drashift-system (RBAC cannot grant by
 # label), never delete, nothing in other namespaces.
 for verb in get list watch create update patch; do

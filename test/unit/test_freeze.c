@@ -346,10 +346,68 @@ static void test_cached_parameter_decodes_and_refuses_bad_types(void **state)
 	cJSON_Delete(bad);
 }
 
+/*
+ * The DeviceTaintRule: every device of the plan's driver tainted NoSchedule
+ * (never NoExecute: running pods keep their devices), owned by the plan so
+ * deleting the plan removes it, named like the parameter; a signal that is
+ * no label value gives an empty taint value instead of a rule the API refuses.
+ */
+static void test_taint_rule_taints_the_driver_noschedule(void **state)
+{
+	(void)state;
+	freeze_taint_t t = { .plan = "gpu-migration", .plan_uid = "0f1e-uid", .driver = "gpu.example.com",
+			     .signal = "readyLatencyP95", .breach_id = "b-readyLatencyP95-1795988306" };
+	char *json = freeze_taint_rule_json(&t);
+	assert_non_null(json);
+	cJSON *rule = cJSON_Parse(json);
+	free(json);
+	assert_string_equal(str_at(rule, "apiVersion", NULL, NULL), "resource.k8s.io/v1beta2");
+	assert_string_equal(str_at(rule, "kind", NULL, NULL), "DeviceTaintRule");
+	assert_string_equal(str_at(rule, "metadata", "name", NULL), "drashift-freeze-gpu-migration");
+	assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rule, "metadata"), "namespace"));
+	assert_string_equal(str_at(rule, "metadata", "annotations", "drashift.io/breach"), "b-readyLatencyP95-1795988306");
+	assert_string_equal(str_at(rule, "metadata", "labels", "drashift.io/plan"), "gpu-migration");
+	const cJSON *owner = cJSON_GetArrayItem(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rule, "metadata"), "ownerReferences"), 0);
+	assert_string_equal(str_at(owner, "kind", NULL, NULL), "MigrationPlan");
+	assert_string_equal(str_at(owner, "uid", NULL, NULL), "0f1e-uid");
+	assert_string_equal(str_at(rule, "spec", "deviceSelector", "driver"), "gpu.example.com");
+	assert_null(str_at(rule, "spec", "deviceSelector", "pool")); /* the whole driver, not one pool */
+	assert_string_equal(str_at(rule, "spec", "taint", "key"), "drashift.io/freeze");
+	assert_string_equal(str_at(rule, "spec", "taint", "value"), "readyLatencyP95");
+	assert_string_equal(str_at(rule, "spec", "taint", "effect"), "NoSchedule");
+	cJSON_Delete(rule);
+
+	char *path = freeze_taint_rule_path("gpu-migration");
+	assert_string_equal(path, "/apis/resource.k8s.io/v1beta2/devicetaintrules/drashift-freeze-gpu-migration");
+	free(path);
+
+	const char *bad_values[] = { "has space", "-dash", "x" "0123456789012345678901234567890123456789012345678901234567890123" };
+	for (size_t i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
+		t.signal = bad_values[i];
+		json = freeze_taint_rule_json(&t);
+		rule = cJSON_Parse(json);
+		free(json);
+		assert_string_equal(str_at(rule, "spec", "taint", "value"), "");
+		cJSON_Delete(rule);
+	}
+
+	freeze_taint_t missing[] = {
+		{ .plan = NULL, .plan_uid = "u", .driver = "d" },
+		{ .plan = "p", .plan_uid = NULL, .driver = "d" },
+		{ .plan = "p", .plan_uid = "u", .driver = "" },
+	};
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
+		assert_null(freeze_taint_rule_json(&missing[i]));
+	assert_int_equal(freeze_taint_set(NULL, &missing[0], NULL, NULL), -EINVAL);
+	assert_int_equal(freeze_taint_clear(NULL, "", NULL, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cached_parameter_decodes_and_refuses_bad_types),
+		cmocka_unit_test(test_taint_rule_taints_the_driver_noschedule),
 		cmocka_unit_test(test_frozen_parameter_carries_everything_the_policy_reads),
 		cmocka_unit_test(test_unfrozen_parameter_keeps_shape_and_description),
 		cmocka_unit_test(test_empty_namespaces_freeze_everywhere),

@@ -246,6 +246,9 @@ static void test_decode_gpu_migration_example(void **state)
 	assert_int_equal(p.slo.max_capacity_drift, 0);
 	assert_int_equal(p.slo.stuck_threshold_ms, MIN_MS(5));
 	assert_int_equal(p.slo.breach_policy, PLAN_BREACH_FREEZE);
+	assert_int_equal(p.slo.freeze_mode, PLAN_FREEZE_ADMISSION);
+	assert_true(plan_freeze_by_admission(p.slo.freeze_mode));
+	assert_false(plan_freeze_by_device_taint(p.slo.freeze_mode));
 
 	plan_free(&p);
 	assert_zeroed(&p, sizeof(p));
@@ -299,6 +302,9 @@ static void test_decode_nvidia_gpu_operator_example(void **state)
 	assert_int_equal(p.slo.max_allocation_failure_percent, 2);
 	assert_int_equal(p.slo.stuck_threshold_ms, MIN_MS(10));
 	assert_int_equal(p.slo.breach_policy, PLAN_BREACH_FREEZE_AND_ROLLBACK);
+	assert_int_equal(p.slo.freeze_mode, PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT);
+	assert_true(plan_freeze_by_admission(p.slo.freeze_mode));
+	assert_true(plan_freeze_by_device_taint(p.slo.freeze_mode));
 
 	plan_free(&p);
 	cJSON_Delete(obj);
@@ -605,6 +611,8 @@ static const plan_case_t type_cases[] = {
 	{"spec.ownership", "'nvidia'", "spec.ownership: not an object"},
 	{"spec.ownership", "{'devicePlugin':{'key':7}}", "spec.ownership.devicePlugin.key: not a string"},
 	{"spec.slo", "{'breachPolicy':1}", "spec.slo.breachPolicy: not a string"},
+	{"spec.slo", "{'freezeMode':'Taint'}",
+	 "spec.slo.freezeMode: unsupported value \"Taint\": supported values: Admission, DeviceTaint, AdmissionAndDeviceTaint"},
 	{"spec.acknowledgedBreach", "{}", "spec.acknowledgedBreach: not a string"},
 };
 
