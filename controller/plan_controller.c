@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +45,9 @@ struct plan_controller {
 	strmap_t freeze_written;
 	/* Plan -> "tainted:<breach id>" or "clear": the DeviceTaintRule state this process wrote. */
 	strmap_t taint_written;
+	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
+	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
+	strmap_t metric_pools;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -92,6 +96,18 @@ static bool plan_may_write(const plan_controller_t *pc)
 
 /* ---- writes -------------------------------------------------------------- */
 
+/* How long a failed freeze write waits before it is tried again. */
+#define PLAN_FREEZE_RETRY_MS 5000
+
+/* Whether a freeze switch's record says to wait: a failed write's "retry-at:<loop ms>" not yet due. */
+static bool plan_freeze_retry_pending(const plan_controller_t *pc, const char *had)
+{
+	const char *prefix = "retry-at:";
+	if (had == NULL || strncmp(had, prefix, strlen(prefix)) != 0)
+		return false;
+	return uv_now(pc->loop) < strtoull(had + strlen(prefix), NULL, 10);
+}
+
 static void plan_on_write(const kube_http_response_t *resp, void *data)
 {
 	plan_write_t *w = data;
@@ -103,10 +119,20 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
 			cJSON_Delete(strmap_remove(&pc->expected_status, w->plan));
+		/*
+		 * A freeze switch that failed is written again after a pause, not
+		 * at the next change: an API that refuses it for good (RBAC, a
+		 * cluster without DeviceTaintRules) must not turn every claim
+		 * event into another request.
+		 */
+		uint64_t retry_at = uv_now(pc->loop) + PLAN_FREEZE_RETRY_MS;
 		if (w->freeze_plan)
-			free(strmap_remove(&pc->freeze_written, w->freeze_plan));
+			free(strmap_put(&pc->freeze_written, w->freeze_plan, xasprintf("retry-at:%" PRIu64, retry_at)));
 		if (w->taint_plan)
-			free(strmap_remove(&pc->taint_written, w->taint_plan));
+			free(strmap_put(&pc->taint_written, w->taint_plan, xasprintf("retry-at:%" PRIu64, retry_at)));
+		if (w->freeze_plan || w->taint_plan)
+			workqueue_add_after(pc->queue, w->freeze_plan ? w->freeze_plan : w->taint_plan, PLAN_FREEZE_RETRY_MS,
+					    uv_now(pc->loop));
 	}
 	free(w->node);
 	free(w->plan);
@@ -412,6 +438,87 @@ static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, pla
 	free(names);
 }
 
+/* ---- metrics --------------------------------------------------------------- */
+
+static const slo_verdict_t plan_verdicts[] = { SLO_PASS, SLO_BREACH, SLO_INCONCLUSIVE, SLO_UNJUDGED };
+
+void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
+{
+	pc->m_value = metrics_gauge_new(r, "drashift_slo_signal_value",
+					"An SLO signal as last measured for a pool, in its unit: ms for latencies, percent "
+					"for failures, a count otherwise.",
+					"plan", "pool", "signal", NULL);
+	pc->m_threshold = metrics_gauge_new(r, "drashift_slo_signal_threshold",
+					    "The plan's threshold for an SLO signal, in the signal's unit.", "plan", "pool",
+					    "signal", NULL);
+	pc->m_samples = metrics_gauge_new(r, "drashift_slo_signal_samples",
+					  "Samples an SLO signal was computed from (0 for counted signals).", "plan", "pool",
+					  "signal", NULL);
+	pc->m_verdict = metrics_gauge_new(r, "drashift_slo_signal_verdict",
+					  "1 for an SLO signal's current verdict (Pass, Breach, Inconclusive, NotJudged), 0 "
+					  "for the others.",
+					  "plan", "pool", "signal", "verdict", NULL);
+	pc->m_frozen = metrics_gauge_new(r, "drashift_plan_frozen",
+					 "1 while an unacknowledged SLO breach freezes the plan.", "plan", NULL);
+}
+
+/* Drop every series of a plan (deleted, invalid, or its pools changed). */
+static void plan_metrics_forget(plan_controller_t *pc, const char *plan)
+{
+	char *pools = strmap_remove(&pc->metric_pools, plan);
+	if (pc->m_value == NULL || pools == NULL) {
+		free(pools);
+		return;
+	}
+	for (char *pool = pools, *end; pool; pool = end ? end + 1 : NULL) {
+		end = strchr(pool, '\x1f');
+		if (end)
+			*end = '\0';
+		for (int k = 0; k < SLO_SIGNALS; k++) {
+			const char *sig = slo_signal_name((slo_signal_id_t)k);
+			metrics_gauge_remove(pc->m_value, plan, pool, sig, NULL);
+			metrics_gauge_remove(pc->m_threshold, plan, pool, sig, NULL);
+			metrics_gauge_remove(pc->m_samples, plan, pool, sig, NULL);
+			for (size_t v = 0; v < sizeof(plan_verdicts) / sizeof(plan_verdicts[0]); v++)
+				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(plan_verdicts[v]), NULL);
+		}
+	}
+	metrics_gauge_remove(pc->m_frozen, plan, NULL);
+	free(pools);
+}
+
+static void plan_metrics_set(plan_controller_t *pc, const char *name, const plan_t *plan, const plan_pool_run_t *runs,
+			     bool frozen)
+{
+	if (pc->m_value == NULL)
+		return;
+	size_t len = 1;
+	for (size_t i = 0; i < plan->n_pools; i++)
+		len += strlen(plan->pools[i].name) + 1;
+	char *pools = xcalloc(len, 1);
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		if (i > 0)
+			strcat(pools, "\x1f");
+		strcat(pools, plan->pools[i].name);
+	}
+	const char *had = strmap_get(&pc->metric_pools, name);
+	if (had && strcmp(had, pools) != 0)
+		plan_metrics_forget(pc, name);
+	free(strmap_put(&pc->metric_pools, name, pools));
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (int k = 0; k < SLO_SIGNALS; k++) {
+			const slo_result_t *r = &runs[i].signals[k];
+			const char *pool = plan->pools[i].name;
+			metrics_gauge_set(pc->m_value, r->value, name, pool, r->name, NULL);
+			metrics_gauge_set(pc->m_threshold, r->threshold, name, pool, r->name, NULL);
+			metrics_gauge_set(pc->m_samples, (double)r->samples, name, pool, r->name, NULL);
+			for (size_t v = 0; v < sizeof(plan_verdicts) / sizeof(plan_verdicts[0]); v++)
+				metrics_gauge_set(pc->m_verdict, r->verdict == plan_verdicts[v] ? 1 : 0, name, pool, r->name,
+						  slo_verdict_name(plan_verdicts[v]), NULL);
+		}
+	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
+}
+
 static void plan_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len)
 {
 	snprintf(value, len, "%.0f%s", r->value, r->unit);
@@ -439,7 +546,7 @@ static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po
 	const freeze_parameter_t *param = store_get(cache_store(pc->cache, CACHE_FREEZE_PARAMETERS), FREEZE_NAMESPACE, param_name);
 	free(param_name);
 	bool in_place = param && param->frozen == frozen && param->breach_id && strcmp(param->breach_id, breach_id) == 0;
-	if (in_place || (had && strcmp(had, want) == 0) || pc->dry_run) {
+	if (in_place || (had && strcmp(had, want) == 0) || plan_freeze_retry_pending(pc, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
@@ -489,7 +596,7 @@ static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, co
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
 	char *want = tainted ? xasprintf("tainted:%s", breach_id) : xstrdup("clear");
 	const char *had = strmap_get(&pc->taint_written, po->meta.name);
-	if ((had && strcmp(had, want) == 0) || pc->dry_run) {
+	if ((had && strcmp(had, want) == 0) || plan_freeze_retry_pending(pc, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
@@ -527,11 +634,14 @@ static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, c
 static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
 {
 	const plan_object_t *po = store_get(cache_store(pc->cache, CACHE_PLANS), NULL, name);
-	if (po == NULL || po->meta.deleting)
+	if (po == NULL || po->meta.deleting) {
+		plan_metrics_forget(pc, name);
 		return;
+	}
 	if (!po->valid) {
 		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
 		plan_status_invalid(pc, po, po->invalid_reason);
+		plan_metrics_forget(pc, name);
 		return;
 	}
 	const plan_t *plan = &po->plan;
@@ -812,6 +922,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(r->verdict));
 			cJSON_AddItemToArray(signals, sig);
 		}
+	plan_metrics_set(pc, name, plan, runs, frozen);
 	if (new_breach) {
 		cJSON_AddItemToObject(st, "breach", new_breach);
 	} else if (breach) {
@@ -1030,6 +1141,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pool_index_init(&pc->pools, plan_node_matches);
 	pc->freeze_written = (strmap_t)STRMAP_INIT;
 	pc->taint_written = (strmap_t)STRMAP_INIT;
+	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
@@ -1088,6 +1200,7 @@ static void plan_controller_free(uv_handle_t *h)
 	pool_index_free(&pc->pools);
 	strmap_clear(&pc->freeze_written, free);
 	strmap_clear(&pc->taint_written, free);
+	strmap_clear(&pc->metric_pools, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);

@@ -18,6 +18,7 @@
 #include "events.h"
 #include "kube_http.h"
 #include "leader.h"
+#include "metrics.h"
 
 typedef struct plan_controller plan_controller_t;
 
@@ -25,6 +26,12 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 				       events_recorder_t *events, bool dry_run);
 /* The leader elector gating writes; NULL: this process always writes (no election). */
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
+/*
+ * Register the SLO gauges in r (drashift_slo_signal_value, _threshold,
+ * _samples, _verdict; drashift_plan_frozen), kept current by every reconcile
+ * and removed with the plan. Without it no metrics are kept.
+ */
+void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r);
 /* Every plan is looked at again (few plans, cheap): leadership was won, a write finished. */
 void plan_controller_poke(plan_controller_t *pc);
 /*

@@ -107,6 +107,16 @@ wait_for 30 "the DeviceTaintRule" tainted
 expect_eq "$(rule '{.spec.deviceSelector.driver} {.spec.taint.key}={.spec.taint.value}:{.spec.taint.effect}')" \
 	"gpu.example.com drashift.io/freeze=readyLatencyP95:NoSchedule" "the DeviceTaintRule"
 expect_eq "$(rule '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" MigrationPlan/slo "the rule's owner"
+# The signals on /metrics too, in a form promtool accepts.
+port=$(sed -n 's/.*msg="http server listening".* port=\([0-9]*\).*/\1/p' "$TEST_DIR/operator.log" | tail -n 1)
+curl -sf "http://127.0.0.1:$port/metrics" >"$TEST_DIR/metrics" || fail "no /metrics on port '$port'"
+metrics=$(cat "$TEST_DIR/metrics")
+expect_contains "$metrics" 'drashift_slo_signal_verdict{plan="slo",pool="b",signal="readyLatencyP95",verdict="Breach"} 1' "/metrics"
+expect_contains "$metrics" 'drashift_slo_signal_threshold{plan="slo",pool="b",signal="readyLatencyP95"} 3000' "/metrics"
+expect_contains "$metrics" 'drashift_plan_frozen{plan="slo"} 1' "/metrics"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TEST_DIR/metrics" || fail "promtool rejects /metrics: $(promtool check metrics <"$TEST_DIR/metrics" 2>&1 | head -5)"
+fi
 
 expect_eq "$(kubectl -n team-load get pod keeper -o jsonpath='{.status.phase}')" Running "the keeper after the freeze"
 expect_eq "$(kubectl -n team-load get resourceclaim "$keeper_claim" -o jsonpath='{.metadata.uid}/{.status.allocation.devices.results[0].driver}')" \
