@@ -45,6 +45,8 @@ struct plan_controller {
 	strmap_t freeze_written;
 	/* Plan -> "tainted:<breach id>" or "clear": the DeviceTaintRule state this process wrote. */
 	strmap_t taint_written;
+	/* Plan -> why its last freeze write failed (shown in the Frozen condition until one succeeds). */
+	strmap_t freeze_errors;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
 	strmap_t metric_pools;
@@ -130,9 +132,13 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 			free(strmap_put(&pc->freeze_written, w->freeze_plan, xasprintf("retry-at:%" PRIu64, retry_at)));
 		if (w->taint_plan)
 			free(strmap_put(&pc->taint_written, w->taint_plan, xasprintf("retry-at:%" PRIu64, retry_at)));
-		if (w->freeze_plan || w->taint_plan)
-			workqueue_add_after(pc->queue, w->freeze_plan ? w->freeze_plan : w->taint_plan, PLAN_FREEZE_RETRY_MS,
-					    uv_now(pc->loop));
+		if (w->freeze_plan || w->taint_plan) {
+			const char *plan = w->freeze_plan ? w->freeze_plan : w->taint_plan;
+			workqueue_add_after(pc->queue, plan, PLAN_FREEZE_RETRY_MS, uv_now(pc->loop));
+			free(strmap_put(&pc->freeze_errors, plan, xasprintf("%s failed: %s", w->what, resp->error)));
+		}
+	} else if (w->freeze_plan || w->taint_plan) {
+		free(strmap_remove(&pc->freeze_errors, w->freeze_plan ? w->freeze_plan : w->taint_plan));
 	}
 	free(w->node);
 	free(w->plan);
@@ -978,6 +984,12 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 				       plan_freeze_by_admission(mode) ? " are denied;" : "",
 				       plan_freeze_by_device_taint(mode) ? " the driver's devices are tainted NoSchedule;" : "",
 				       cJSON_IsString(bid) ? bid->valuestring : "?");
+		const char *err = strmap_get(&pc->freeze_errors, name);
+		if (err) {
+			char *with = xasprintf("%s. NOT ENFORCED YET, retried every %d s: %s", frozen_msg, PLAN_FREEZE_RETRY_MS / 1000, err);
+			free(frozen_msg);
+			frozen_msg = with;
+		}
 	}
 	plan_condition(conds, po->status, "Frozen", frozen, frozen ? "SLOBreach" : acknowledged ? "BreachAcknowledged" : "NotFrozen",
 		       frozen ? frozen_msg : acknowledged ? "the last breach was acknowledged; the freeze is lifted" : "no SLO breach",
@@ -1142,6 +1154,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->freeze_written = (strmap_t)STRMAP_INIT;
 	pc->taint_written = (strmap_t)STRMAP_INIT;
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
+	pc->freeze_errors = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
@@ -1201,6 +1214,7 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->freeze_written, free);
 	strmap_clear(&pc->taint_written, free);
 	strmap_clear(&pc->metric_pools, free);
+	strmap_clear(&pc->freeze_errors, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);
