@@ -172,6 +172,8 @@ static void cache_on_store_change(const void *old, const void *new, void *data)
 {
 	cache_listener_t *l = data;
 	cache_t *c = l->cache;
+	if (c->stopping)
+		return; /* the indexes are gone: a change the stop still delivers must not refill them */
 	cache_follow(c, l->kind, old, new);
 	if (c->on_change)
 		c->on_change(l->kind, old, new, c->data);

@@ -91,6 +91,51 @@ static void freeze_add_string(cJSON *obj, const char *key, const char *value)
 	cJSON_AddStringToObject(obj, key, value ? value : "");
 }
 
+/*
+ * An object drashift writes for a plan's freeze: apiVersion, kind, its name
+ * (the plan's parameter name), namespace (NULL: cluster-scoped) and the
+ * labels both kinds carry. *metadata and *labels are for the caller to add to.
+ */
+static cJSON *freeze_object_new(const char *api_version, const char *kind, const char *name, const char *ns,
+				const char *plan, cJSON **metadata, cJSON **labels)
+{
+	cJSON *obj = cJSON_CreateObject();
+	cJSON_AddStringToObject(obj, "apiVersion", api_version);
+	cJSON_AddStringToObject(obj, "kind", kind);
+	cJSON *md = cJSON_AddObjectToObject(obj, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	if (ns)
+		cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON *l = cJSON_AddObjectToObject(md, "labels");
+	cJSON_AddStringToObject(l, "app.kubernetes.io/managed-by", "drashift");
+	cJSON_AddStringToObject(l, "app.kubernetes.io/part-of", "drashift");
+	/* A plan name is a valid label value when it is short enough; the object always names it whole elsewhere. */
+	if (strlen(plan) <= FREEZE_LABEL_VALUE_MAX)
+		cJSON_AddStringToObject(l, FREEZE_LABEL_PLAN, plan);
+	*metadata = md;
+	*labels = l;
+	return obj;
+}
+
+/* The object as compact JSON; the object is freed. */
+static char *freeze_print(cJSON *obj)
+{
+	char *json = cJSON_PrintUnformatted(obj);
+	cJSON_Delete(obj);
+	if (json == NULL)
+		abort(); /* cJSON fails only when out of memory; see xalloc.h */
+	return json;
+}
+
+/* Server-side apply of json (NULL: refused by its builder) at path, force. */
+static int freeze_apply(kube_http_t *http, char *path, char *json, kube_http_cb cb, void *data)
+{
+	int rc = json && path ? kube_apply(http, path, json, true, cb, data) : -EINVAL;
+	free(path);
+	free(json);
+	return rc;
+}
+
 char *freeze_parameter_json(const freeze_state_t *state)
 {
 	if (state == NULL || !freeze_list_valid(state->device_classes, state->n_classes) ||
@@ -100,19 +145,10 @@ char *freeze_parameter_json(const freeze_state_t *state)
 	if (name == NULL)
 		return NULL;
 
-	cJSON *cm = cJSON_CreateObject();
-	cJSON_AddStringToObject(cm, "apiVersion", "v1");
-	cJSON_AddStringToObject(cm, "kind", "ConfigMap");
-	cJSON *md = cJSON_AddObjectToObject(cm, "metadata");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON_AddStringToObject(md, "namespace", FREEZE_NAMESPACE);
-	cJSON *labels = cJSON_AddObjectToObject(md, "labels");
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "drashift");
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/part-of", "drashift");
+	cJSON *md, *labels;
+	cJSON *cm = freeze_object_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, state->plan, &md, &labels);
+	free(name);
 	cJSON_AddStringToObject(labels, FREEZE_LABEL_PARAMETER, "true");
-	/* A plan name is a valid label value when it is short enough; data.plan always has it whole. */
-	if (strlen(state->plan) <= FREEZE_LABEL_VALUE_MAX)
-		cJSON_AddStringToObject(labels, FREEZE_LABEL_PLAN, state->plan);
 
 	cJSON *data = cJSON_AddObjectToObject(cm, "data");
 	cJSON_AddStringToObject(data, "frozen", state->frozen ? "true" : "false");
@@ -128,25 +164,13 @@ char *freeze_parameter_json(const freeze_state_t *state)
 	cJSON_AddStringToObject(data, "namespaces", namespaces);
 	free(classes);
 	free(namespaces);
-
-	char *json = cJSON_PrintUnformatted(cm);
-	cJSON_Delete(cm);
-	free(name);
-	if (json == NULL)
-		abort(); /* cJSON fails only when out of memory; see xalloc.h */
-	return json;
+	return freeze_print(cm);
 }
 
 int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, void *data)
 {
 	char *json = freeze_parameter_json(state);
-	if (json == NULL)
-		return -EINVAL;
-	char *path = freeze_parameter_path(state->plan);
-	int rc = kube_apply(http, path, json, true, cb, data);
-	free(path);
-	free(json);
-	return rc;
+	return freeze_apply(http, json ? freeze_parameter_path(state->plan) : NULL, json, cb, data);
 }
 
 /* ---- the DeviceTaintRule ------------------------------------------------- */
@@ -180,16 +204,9 @@ char *freeze_taint_rule_json(const freeze_taint_t *t)
 	char *name = freeze_parameter_name(t->plan);
 	if (name == NULL)
 		return NULL;
-	cJSON *rule = cJSON_CreateObject();
-	cJSON_AddStringToObject(rule, "apiVersion", FREEZE_TAINT_GROUP_VERSION);
-	cJSON_AddStringToObject(rule, "kind", "DeviceTaintRule");
-	cJSON *md = cJSON_AddObjectToObject(rule, "metadata");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON *labels = cJSON_AddObjectToObject(md, "labels");
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "drashift");
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/part-of", "drashift");
-	if (strlen(t->plan) <= FREEZE_LABEL_VALUE_MAX)
-		cJSON_AddStringToObject(labels, FREEZE_LABEL_PLAN, t->plan);
+	cJSON *md, *labels;
+	cJSON *rule = freeze_object_new(FREEZE_TAINT_GROUP_VERSION, "DeviceTaintRule", name, NULL, t->plan, &md, &labels);
+	free(name);
 	cJSON *annotations = cJSON_AddObjectToObject(md, "annotations");
 	freeze_add_string(annotations, "drashift.io/breach", t->breach_id);
 	cJSON *owners = cJSON_AddArrayToObject(md, "ownerReferences");
@@ -206,24 +223,13 @@ char *freeze_taint_rule_json(const freeze_taint_t *t)
 	cJSON_AddStringToObject(taint, "key", FREEZE_TAINT_KEY);
 	cJSON_AddStringToObject(taint, "value", freeze_label_value(t->signal) ? t->signal : "");
 	cJSON_AddStringToObject(taint, "effect", "NoSchedule");
-	char *json = cJSON_PrintUnformatted(rule);
-	cJSON_Delete(rule);
-	free(name);
-	if (json == NULL)
-		abort(); /* cJSON fails only when out of memory; see xalloc.h */
-	return json;
+	return freeze_print(rule);
 }
 
 int freeze_taint_set(kube_http_t *http, const freeze_taint_t *taint, kube_http_cb cb, void *data)
 {
 	char *json = freeze_taint_rule_json(taint);
-	if (json == NULL)
-		return -EINVAL;
-	char *path = freeze_taint_rule_path(taint->plan);
-	int rc = kube_apply(http, path, json, true, cb, data);
-	free(path);
-	free(json);
-	return rc;
+	return freeze_apply(http, json ? freeze_taint_rule_path(taint->plan) : NULL, json, cb, data);
 }
 
 int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, void *data)

@@ -143,6 +143,19 @@ start_operator() {
 
 plan_field() { kubectl get mp "$1" -o jsonpath="$2"; }
 
+# probe_claim NAMESPACE: create a claim for the gpu.example.com class; prints
+# the API's answer (a denial when a freeze is on) and fails when refused.
+probe_claim() {
+	kubectl -n "$1" create -f - 2>&1 <<'EOF_CLAIM'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {generateName: probe-}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+EOF_CLAIM
+}
+
 # dra_load NAMESPACE POOL N [DURATION]: N pods pinned to POOL, each with a
 # claim from a template for the gpu.example.com class, running DURATION
 # (default 2s) in the simulator. The scheduler can only place them on the

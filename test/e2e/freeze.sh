@@ -31,16 +31,7 @@ spec:
     deadlines: {handover: 5s}
 EOF_PLAN
 
-claim() {
-	kubectl -n team-a create -f - 2>&1 <<'EOF_CLAIM'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {generateName: probe-}
-spec:
-  devices:
-    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
-EOF_CLAIM
-}
+claim() { probe_claim team-a; }
 out=$(claim) || fail "a claim was denied before any breach: $out"
 
 # ---- 1. breach -> freeze ----

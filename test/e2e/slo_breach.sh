@@ -47,16 +47,7 @@ spec:
     bakeTime: 1h
 EOF_PLAN
 
-claim() {
-	kubectl -n team-load create -f - 2>&1 <<'EOF_CLAIM'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {generateName: probe-}
-spec:
-  devices:
-    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
-EOF_CLAIM
-}
+claim() { probe_claim team-load; }
 signals() { plan_field slo '{range .status.signals[*]}{.pool} {.name} {.value} {.threshold} {.verdict} {.samples}{"\n"}{end}'; }
 
 # ---- 1. a healthy canary passes its gate and the pool expands ----
