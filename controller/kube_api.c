@@ -77,6 +77,25 @@ int kube_merge_patch(kube_http_t *http, const char *path, const char *patch, kub
 	return kube_send(http, "PATCH", path, "application/merge-patch+json", patch, 1, cb, data);
 }
 
+cJSON *kube_merge_patch_diff(const cJSON *old, const cJSON *want)
+{
+	cJSON *patch = cJSON_Duplicate(want, true);
+	if (patch == NULL)
+		abort(); /* cJSON fails only when out of memory; see xalloc.h */
+	if (!cJSON_IsObject(old) || !cJSON_IsObject(want))
+		return patch;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, old)
+	{
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(want, o->string);
+		if (w == NULL)
+			cJSON_AddNullToObject(patch, o->string);
+		else if (cJSON_IsObject(o) && cJSON_IsObject(w))
+			cJSON_ReplaceItemInObjectCaseSensitive(patch, o->string, kube_merge_patch_diff(o, w));
+	}
+	return patch;
+}
+
 int kube_json_patch(kube_http_t *http, const char *path, const char *patch, kube_http_cb cb, void *data)
 {
 	return kube_send(http, "PATCH", path, "application/json-patch+json", patch, 1, cb, data);

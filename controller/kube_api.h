@@ -28,6 +28,15 @@ int kube_create(kube_http_t *http, const char *collection_path, const char *json
 		void *data);
 /* RFC 7386 JSON merge patch. */
 int kube_merge_patch(kube_http_t *http, const char *path, const char *patch, kube_http_cb cb, void *data);
+
+/*
+ * The RFC 7386 merge patch that turns old into want: want's members, plus a
+ * null for every member of old that want lacks, at every depth where both
+ * are objects (a merge patch leaves members it does not name alone, so a
+ * key dropped from want would otherwise stay on the server). Arrays and
+ * other values are replaced whole. old may be NULL. The caller frees it.
+ */
+cJSON *kube_merge_patch_diff(const cJSON *old, const cJSON *want);
 /* RFC 6902 JSON patch (lets a "test" operation guard the change). */
 int kube_json_patch(kube_http_t *http, const char *path, const char *patch, kube_http_cb cb, void *data);
 /* Server-side apply as field manager "drashift"; force takes fields from other managers. */

@@ -339,22 +339,21 @@ static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJ
 		cJSON_Delete(status);
 		return;
 	}
+	/* The status as a whole: what the previous status had and this one lacks is removed (null). */
 	cJSON *patch = cJSON_CreateObject();
-	cJSON_AddItemToObject(patch, "status", status);
+	cJSON_AddItemToObject(patch, "status", kube_merge_patch_diff(po->status, status));
 	char *body = cJSON_PrintUnformatted(patch);
 	cJSON_Delete(patch);
 	if (pc->dry_run) {
 		log_info("dry run: would write status", "plan", po->meta.name, "status", body);
 		free(body);
+		cJSON_Delete(status);
 		return;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
 	plan_write_t *w = plan_write_new(pc, NULL, "plan status");
 	w->plan = xstrdup(po->meta.name);
-	cJSON *expect = cJSON_Parse(body);
-	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name,
-				cJSON_DetachItemFromObjectCaseSensitive(expect, "status")));
-	cJSON_Delete(expect);
+	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
 	pc->expected_since = uv_now(pc->loop);
 	if (kube_merge_patch(pc->http, path, body, plan_on_write, w) == 0)
 		pc->in_flight++;
@@ -372,16 +371,19 @@ static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po, 
 {
 	char now[32];
 	plan_format_time(plan_now_ms(), now, sizeof(now));
-	cJSON *st = cJSON_CreateObject();
+	/*
+	 * Keep everything else that was recorded: the pools' records (a fixed
+	 * spec resumes from them) and a breach (an invalid spec lifts no freeze).
+	 */
+	cJSON *st = cJSON_IsObject(po->status) ? cJSON_Duplicate(po->status, true) : cJSON_CreateObject();
+	const char *replaced[] = { "phase", "observedGeneration", "conditions" };
+	for (size_t i = 0; i < sizeof(replaced) / sizeof(replaced[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(st, replaced[i]);
 	cJSON_AddStringToObject(st, "phase", "Invalid");
 	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	plan_condition(conds, po->status, "Invalid", true, "SpecInvalid", why, po->generation, now);
 	plan_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
-	/* Keep what was recorded about pools: a fixed spec resumes from it. */
-	const cJSON *pools = cJSON_GetObjectItemCaseSensitive(po->status, "pools");
-	if (pools)
-		cJSON_AddItemToObject(st, "pools", cJSON_Duplicate(pools, true));
 	plan_write_status(pc, po, st);
 }
 

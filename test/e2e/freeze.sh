@@ -7,7 +7,9 @@
 #      the plan's DeviceClass is denied with the plan, pool, signal, value and threshold;
 #   2. the freeze holds while drashift is stopped, and after it restarts;
 #   3. a rollback still runs while frozen; acknowledging the breach then lifts
-#      the freeze and claims are admitted again.
+#      the freeze and claims are admitted again;
+#   4. the canary is tried again and fails again: a new breach, recorded
+#      without the last one's acknowledgement, freezes the plan again.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 install_drashift
@@ -68,6 +70,14 @@ admitted() { claim >/dev/null; }
 wait_for 60 "claims to be admitted after the acknowledgement" admitted
 expect_eq "$(plan_field guarded '{.status.frozen}')" false "status.frozen after the acknowledgement"
 expect_eq "$(plan_field guarded '{.status.breach.acknowledged}')" true "the breach kept in status, acknowledged"
+
+# ---- 4. a second breach after the acknowledgement ----
+kubectl patch mp guarded --type=merge -p '{"spec":{"rollback":{"all":false}}}' >/dev/null
+second() { id=$(plan_field guarded '{.status.breach.id}') && [ -n "$id" ] && [ "$id" != "$breach" ]; }
+wait_for 90 "a second breach when the canary fails again" second
+expect_eq "$(plan_field guarded '{.status.breach.acknowledged}{.status.breach.acknowledgedTime}')" "" "the new breach's acknowledgement"
+expect_eq "$(plan_field guarded '{.status.frozen}')" true "status.frozen after the second breach"
+wait_for 30 "claims to be denied again" denied
 expect_no_violations
 kill -TERM "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"
