@@ -102,24 +102,28 @@ kcp_binary() {
 	printf '%s\n' "$dir/kcp"
 }
 
-# Print the path of the fleet simulator (tools/cmd/fleetsim), building it when
-# its sources changed. It shares the module and build caches with the control
+# go_tool_binary NAME: print the path of tools/cmd/NAME, building it when its
+# sources changed (cached under $DRASHIFT_CACHE/NAME/<hash of go.mod, go.sum
+# and its .go files>). It shares the module and build caches with the control
 # plane, so it builds in seconds once those are warm.
-fleetsim_binary() {
-	local key dir
-	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/fleetsim/*.go | sha256sum | cut -c1-12)
-	dir="$DRASHIFT_CACHE/fleetsim/$key"
-	if [ ! -x "$dir/fleetsim" ]; then
+go_tool_binary() {
+	local name=$1 key dir
+	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/"$name"/*.go | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/$name/$key"
+	if [ ! -x "$dir/$name" ]; then
 		mkdir -p "$dir"
 		exec 8>"$dir.lock"
 		flock 8
-		if [ ! -x "$dir/fleetsim" ]; then
+		if [ ! -x "$dir/$name" ]; then
 			ensure_go
-			go_build_with_progress ./cmd/fleetsim "$dir/fleetsim.tmp"
-			mv "$dir/fleetsim.tmp" "$dir/fleetsim"
+			go_build_with_progress "./cmd/$name" "$dir/$name.tmp"
+			mv "$dir/$name.tmp" "$dir/$name"
 		fi
 		flock -u 8
 		exec 8>&-
 	fi
-	printf '%s\n' "$dir/fleetsim"
+	printf '%s\n' "$dir/$name"
 }
+
+# The fleet simulator (tools/cmd/fleetsim).
+fleetsim_binary() { go_tool_binary fleetsim; }
