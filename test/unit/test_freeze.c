@@ -382,7 +382,7 @@ static void test_taint_rule_taints_the_driver_noschedule(void **state)
 	assert_string_equal(path, "/apis/resource.k8s.io/v1beta2/devicetaintrules/drashift-freeze-gpu-migration");
 	free(path);
 
-	const char *bad_values[] = { "has space", "-dash", "x" "0123456789012345678901234567890123456789012345678901234567890123" };
+	const char *bad_values[] = { "has space", "-dash", "x123456789012345678901234567890123456789012345678901234567890123" /* 64: one too long */ };
 	for (size_t i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
 		t.signal = bad_values[i];
 		json = freeze_taint_rule_json(&t);
