@@ -153,6 +153,16 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 			     out->n_dra, out->n_handover, out->n_failed);
 		return;
 	}
+	/* A pool that is done stays DRA: a pause or a freeze stops only what would still move. */
+	if (in->n_members > 0 && out->n_dra == in->n_members) {
+		out->phase = POOL_DRA;
+		if (out->record.finish_ms == 0) {
+			out->record.finish_ms = in->now_ms;
+			out->record_changed = true;
+		}
+		pool_message(out, "all %zu nodes are owned by the DRA driver", in->n_members);
+		return;
+	}
 	if (in->plan->paused) {
 		out->phase = POOL_PAUSED;
 		pool_message(out, "paused by spec.paused: handovers under way finish, none start");
@@ -167,15 +177,6 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		out->phase = POOL_FAILED;
 		pool_message(out, "%zu node(s) failed their handover; expansion stopped (see the nodes' Events, or roll back)",
 			     out->n_failed);
-		return;
-	}
-	if (in->n_members > 0 && out->n_dra == in->n_members) {
-		out->phase = POOL_DRA;
-		if (out->record.finish_ms == 0) {
-			out->record.finish_ms = in->now_ms;
-			out->record_changed = true;
-		}
-		pool_message(out, "all %zu nodes are owned by the DRA driver", in->n_members);
 		return;
 	}
 	if (!in->may_start && out->n_dra == 0 && out->n_handover == 0) {

@@ -186,6 +186,21 @@ static void test_done_paused_failed_waiting(void **state)
 	assert_true(out.record_changed);
 	pool_output_free(&out);
 
+	/* Done is done: neither a pause nor a freeze hides it. */
+	plan.paused = true;
+	decide("DDDD", rec, true, &out);
+	assert_int_equal(out.phase, POOL_DRA);
+	pool_output_free(&out);
+	plan.paused = false;
+	size_t n_done = setup_members("DDDD");
+	pool_input_t frozen_done = { .plan = &plan, .pool = &pool_a, .record = rec, .members = members,
+				     .n_members = n_done, .may_start = true, .frozen = true, .now_ms = NOW };
+	pool_decide(&frozen_done, &out);
+	assert_int_equal(out.phase, POOL_DRA);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
 	plan.paused = true;
 	decide("DhLL", rec, true, &out);
 	assert_int_equal(out.phase, POOL_PAUSED);
