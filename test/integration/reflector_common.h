@@ -9,7 +9,6 @@
 #include <uv.h>
 
 #include "kube_http.h"
-#include "kubeconfig.h"
 #include "reflector.h"
 #include "testenv.h"
 #include "xalloc.h"
@@ -42,18 +41,7 @@ static void fixture_on_change(const void *old, const void *new, void *data)
 /* Connect a client with the given kubeconfig and start a node reflector. */
 static void fixture_start(fixture_t *f, const char *kubeconfig, const reflector_options_t *opt)
 {
-	char err[512];
-	kubeconfig_t cfg;
-	if (kubeconfig_load_files(kubeconfig, NULL, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
-	uv_loop_init(&f->loop);
-	if (kube_http_init(&f->loop, &cfg, &f->http, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
-	kubeconfig_free(&cfg);
+	f->http = testenv_client_open(&f->loop, kubeconfig);
 	kube_http_set_observer(f->http, fixture_observe, f);
 	reflector_start(&f->loop, f->http, &store_kind_nodes, opt, fixture_on_change, f, &f->nodes);
 }
@@ -61,9 +49,7 @@ static void fixture_start(fixture_t *f, const char *kubeconfig, const reflector_
 static void fixture_stop(fixture_t *f)
 {
 	reflector_stop(f->nodes, NULL, NULL);
-	kube_http_close(f->http);
-	uv_run(&f->loop, UV_RUN_DEFAULT);
-	if (uv_loop_close(&f->loop) != 0) {
+	if (testenv_client_close(&f->loop, f->http) != 0) {
 		fprintf(stderr, "handles left open on the loop\n");
 		abort();
 	}

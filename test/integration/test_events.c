@@ -20,7 +20,6 @@
 
 #include "events.h"
 #include "kube_http.h"
-#include "kubeconfig.h"
 #include "testenv.h"
 #include "xalloc.h"
 
@@ -51,18 +50,7 @@ static void fixture_observe(const char *method, long status, double seconds, voi
 static fixture_t *fixture_start(const char *node)
 {
 	fixture_t *f = xcalloc(1, sizeof(*f));
-	char err[512];
-	kubeconfig_t cfg;
-	if (kubeconfig_load_files(env.kubeconfig, NULL, &cfg, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
-	uv_loop_init(&f->loop);
-	if (kube_http_init(&f->loop, &cfg, &f->http, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		abort();
-	}
-	kubeconfig_free(&cfg);
+	f->http = testenv_client_open(&f->loop, env.kubeconfig);
 	kube_http_set_observer(f->http, fixture_observe, f);
 	f->rec = events_recorder_new(&f->loop, f->http, "drashift.io/controller", "drashift-test-0");
 	events_recorder_set_flush_interval(f->rec, 100);

@@ -19,7 +19,6 @@
 
 #include "freeze.h"
 #include "kube_api.h"
-#include "kubeconfig.h"
 #include "testenv.h"
 #include "xalloc.h"
 
@@ -38,35 +37,17 @@ static const char denial_message[] =
 	"(pool a100-east): claim allocation latency p95 measured 2.4s, threshold 2s. Existing claims and running "
 	"pods are not affected; a person lifts the freeze (see kubectl describe migrationplan gpu-migration).";
 
-typedef struct {
-	bool done;
-	long status;
-	char *error;
-} result_t;
-
-static void on_result(const kube_http_response_t *resp, void *data)
-{
-	result_t *r = data;
-	r->done = true;
-	r->status = resp->status;
-	r->error = resp->error ? xstrdup(resp->error) : NULL;
-}
-
-static bool result_done(void *data)
-{
-	return ((result_t *)data)->done;
-}
-
 /* freeze_set, run to its answer; returns the HTTP status. */
 static long freeze_write(const freeze_state_t *st)
 {
-	result_t r = { 0 };
-	assert_int_equal(freeze_set(http, st, on_result, &r), 0);
-	assert_true(testenv_run_until(&loop, result_done, &r, 30000));
+	testenv_result_t r = { 0 };
+	assert_int_equal(freeze_set(http, st, testenv_on_result, &r), 0);
+	assert_true(testenv_result_wait(&loop, &r, 30000));
 	if (r.error)
 		print_message("freeze_set: %ld %s\n", r.status, r.error);
-	free(r.error);
-	return r.status;
+	long status = r.status;
+	testenv_result_free(&r);
+	return status;
 }
 
 static freeze_state_t breach(const char *plan, bool frozen)
@@ -141,25 +122,16 @@ static int setup(void **state)
 		"EOF\n",
 		root, env.dir, env.dir) != 0)
 		return -1;
-	char path[400], err[512];
+	char path[400];
 	snprintf(path, sizeof(path), "%s/sa.kubeconfig", env.dir);
-	kubeconfig_t cfg;
-	if (kubeconfig_load_files(path, NULL, &cfg, err, sizeof(err)) != 0) {
-		print_error("%s\n", err);
-		return -1;
-	}
-	uv_loop_init(&loop);
-	int rc = kube_http_init(&loop, &cfg, &http, err, sizeof(err));
-	kubeconfig_free(&cfg);
-	return rc;
+	http = testenv_client_open(&loop, path);
+	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kube_http_close(http);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	int open = uv_loop_close(&loop);
+	int open = testenv_client_close(&loop, http);
 	testenv_down(&env);
 	return open;
 }

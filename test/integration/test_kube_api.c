@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "kube_api.h"
-#include "kubeconfig.h"
 #include "testenv.h"
 #include "xalloc.h"
 
@@ -20,44 +19,13 @@ static testenv_t env;
 static uv_loop_t loop;
 static kube_http_t *http;
 
-typedef struct {
-	bool done;
-	long status;
-	char *body;
-	char *error;
-	char *reason;
-} result_t;
-
-static void on_result(const kube_http_response_t *resp, void *data)
+static void result_wait(testenv_result_t *r)
 {
-	result_t *r = data;
-	r->done = true;
-	r->status = resp->status;
-	r->body = xstrdup(resp->body ? resp->body : "");
-	r->error = resp->error ? xstrdup(resp->error) : NULL;
-	r->reason = resp->reason ? xstrdup(resp->reason) : NULL;
-}
-
-static bool result_done(void *data)
-{
-	return ((result_t *)data)->done;
-}
-
-static void result_wait(result_t *r)
-{
-	assert_true(testenv_run_until(&loop, result_done, r, 60000));
-}
-
-static void result_free(result_t *r)
-{
-	free(r->body);
-	free(r->error);
-	free(r->reason);
-	*r = (result_t){ 0 };
+	assert_true(testenv_result_wait(&loop, r, 60000));
 }
 
 /* A field of the JSON body by a dotted path, as a string ("" when absent). */
-static const char *body_field(result_t *r, const char *dotted, char *buf, size_t len)
+static const char *body_field(testenv_result_t *r, const char *dotted, char *buf, size_t len)
 {
 	cJSON *root = cJSON_Parse(r->body);
 	const cJSON *cur = root;
@@ -74,22 +42,14 @@ static int setup(void **state)
 {
 	(void)state;
 	testenv_up(&env, "kube-api", NULL);
-	char err[512];
-	kubeconfig_t cfg;
-	if (kubeconfig_load_files(env.kubeconfig, NULL, &cfg, err, sizeof(err)) != 0)
-		return -1;
-	uv_loop_init(&loop);
-	int rc = kube_http_init(&loop, &cfg, &http, err, sizeof(err));
-	kubeconfig_free(&cfg);
-	return rc;
+	http = testenv_client_open(&loop, env.kubeconfig);
+	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	kube_http_close(http);
-	uv_run(&loop, UV_RUN_DEFAULT);
-	int open = uv_loop_close(&loop);
+	int open = testenv_client_close(&loop, http);
 	testenv_down(&env);
 	return open;
 }
@@ -98,57 +58,57 @@ static void test_create_get_patch_apply_delete(void **state)
 {
 	(void)state;
 	char buf[128];
-	result_t r = { 0 };
+	testenv_result_t r = { 0 };
 	char *coll = kube_path("v1", "configmaps", "default", NULL, NULL);
 	char *path = kube_path("v1", "configmaps", "default", "probe", NULL);
 
-	assert_int_equal(kube_create(http, coll, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"probe\"},\"data\":{\"a\":\"1\"}}", on_result, &r), 0);
+	assert_int_equal(kube_create(http, coll, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"probe\"},\"data\":{\"a\":\"1\"}}", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 201);
-	result_free(&r);
+	testenv_result_free(&r);
 
-	assert_int_equal(kube_merge_patch(http, path, "{\"data\":{\"b\":\"2\"}}", on_result, &r), 0);
+	assert_int_equal(kube_merge_patch(http, path, "{\"data\":{\"b\":\"2\"}}", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(body_field(&r, "data.b", buf, sizeof(buf)), "2");
-	result_free(&r);
+	testenv_result_free(&r);
 
 	/* A JSON patch whose test fails changes nothing and says why. */
-	assert_int_equal(kube_json_patch(http, path, "[{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"9\"},{\"op\":\"replace\",\"path\":\"/data/a\",\"value\":\"x\"}]", on_result, &r), 0);
+	assert_int_equal(kube_json_patch(http, path, "[{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"9\"},{\"op\":\"replace\",\"path\":\"/data/a\",\"value\":\"x\"}]", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 422);
 	assert_string_equal(r.reason, "Invalid");
-	result_free(&r);
-	assert_int_equal(kube_get(http, path, on_result, &r), 0);
+	testenv_result_free(&r);
+	assert_int_equal(kube_get(http, path, testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_string_equal(body_field(&r, "data.a", buf, sizeof(buf)), "1");
-	result_free(&r);
-	assert_int_equal(kube_json_patch(http, path, "[{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"1\"},{\"op\":\"replace\",\"path\":\"/data/a\",\"value\":\"x\"}]", on_result, &r), 0);
+	testenv_result_free(&r);
+	assert_int_equal(kube_json_patch(http, path, "[{\"op\":\"test\",\"path\":\"/data/a\",\"value\":\"1\"},{\"op\":\"replace\",\"path\":\"/data/a\",\"value\":\"x\"}]", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(body_field(&r, "data.a", buf, sizeof(buf)), "x");
-	result_free(&r);
+	testenv_result_free(&r);
 
 	/* Server-side apply records drashift as the manager of the field it set. */
-	assert_int_equal(kube_apply(http, path, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"probe\"},\"data\":{\"c\":\"3\"}}", true, on_result, &r), 0);
+	assert_int_equal(kube_apply(http, path, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"probe\"},\"data\":{\"c\":\"3\"}}", true, testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(body_field(&r, "data.c", buf, sizeof(buf)), "3");
 	assert_non_null(strstr(r.body, "\"manager\":\"" KUBE_FIELD_MANAGER "\""));
-	result_free(&r);
+	testenv_result_free(&r);
 
-	assert_int_equal(kube_delete(http, path, on_result, &r), 0);
+	assert_int_equal(kube_delete(http, path, testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 200);
-	result_free(&r);
+	testenv_result_free(&r);
 
 	/* The API's Status message and reason reach the caller. */
-	assert_int_equal(kube_get(http, path, on_result, &r), 0);
+	assert_int_equal(kube_get(http, path, testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 404);
 	assert_string_equal(r.reason, "NotFound");
 	assert_string_equal(r.error, "configmaps \"probe\" not found");
-	result_free(&r);
+	testenv_result_free(&r);
 	free(coll);
 	free(path);
 }
@@ -157,13 +117,13 @@ static void test_status_subresource(void **state)
 {
 	(void)state;
 	char buf[64];
-	result_t r = { 0 };
+	testenv_result_t r = { 0 };
 	assert_int_equal(testenv_sh(&env, "printf 'apiVersion: v1\\nkind: Node\\nmetadata:\\n  name: gpu-1\\n' | kubectl create -f - >/dev/null"), 0);
 	char *path = kube_path("v1", "nodes", NULL, "gpu-1", "status");
-	assert_int_equal(kube_merge_patch(http, path, "{\"status\":{\"capacity\":{\"example.com/gpu\":\"8\"}}}", on_result, &r), 0);
+	assert_int_equal(kube_merge_patch(http, path, "{\"status\":{\"capacity\":{\"example.com/gpu\":\"8\"}}}", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 200);
-	result_free(&r);
+	testenv_result_free(&r);
 	char *out;
 	testenv_sh_output(&env, &out, "kubectl get node gpu-1 -o jsonpath='{.status.capacity.example\\.com/gpu}'");
 	assert_string_equal(out, "8");
@@ -195,13 +155,13 @@ static int add_label_with_interference(cJSON *obj, void *data)
 }
 
 typedef struct {
-	result_t r;
+	testenv_result_t r;
 	conflict_t c;
 } update_t;
 
 static void on_update(const kube_http_response_t *resp, void *data)
 {
-	on_result(resp, &((update_t *)data)->r);
+	testenv_on_result(resp, &((update_t *)data)->r);
 }
 
 static int mutate_adapter(cJSON *obj, void *data)
@@ -222,14 +182,14 @@ static void test_conflicting_writer_is_handled(void **state)
 	testenv_sh_output(&env, &out, "kubectl get node gpu-1 -o jsonpath='{.metadata.labels.other-writer}/{.metadata.labels.drashift\\.io/pool}'");
 	assert_string_equal(out, "yes/a");
 	free(out);
-	result_free(&u.r);
+	testenv_result_free(&u.r);
 	free(path);
 }
 
 static void test_eviction_respects_disruption_budget(void **state)
 {
 	(void)state;
-	result_t r = { 0 };
+	testenv_result_t r = { 0 };
 	assert_int_equal(testenv_sh(&env,
 		"kubectl -n default create -f - >/dev/null <<'EOF'\n"
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: guarded, labels: {app: guarded}}\n"
@@ -248,16 +208,16 @@ static void test_eviction_respects_disruption_budget(void **state)
 					  "'{\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}' >/dev/null"), 0);
 	assert_int_equal(testenv_sh(&env, "for i in $(seq 60); do [ \"$(kubectl -n default get pdb guarded -o jsonpath='{.status.currentHealthy}')\" = 1 ] && exit 0; sleep 0.5; done; exit 1"), 0);
 
-	assert_int_equal(kube_evict(http, "default", "guarded", on_result, &r), 0);
+	assert_int_equal(kube_evict(http, "default", "guarded", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 429);
 	assert_non_null(strstr(r.error, "disruption budget"));
-	result_free(&r);
+	testenv_result_free(&r);
 
-	assert_int_equal(kube_evict(http, "default", "free", on_result, &r), 0);
+	assert_int_equal(kube_evict(http, "default", "free", testenv_on_result, &r), 0);
 	result_wait(&r);
 	assert_int_equal(r.status, 201);
-	result_free(&r);
+	testenv_result_free(&r);
 	assert_int_equal(testenv_sh(&env, "kubectl -n default get pod guarded >/dev/null 2>&1"), 0);
 }
 
@@ -293,8 +253,8 @@ static void test_retry_after_is_honoured(void **state)
 	const char *body = "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"guarded\",\"namespace\":\"default\"}}";
 	kube_http_req_t req = { .method = "POST", .path = path, .content_type = "application/json", .body = body,
 				.body_len = strlen(body), .timeout_ms = 15000, .retry = 1 };
-	result_t r = { 0 };
-	assert_int_equal(kube_http_request(http, &req, on_result, &r, NULL), 0);
+	testenv_result_t r = { 0 };
+	assert_int_equal(kube_http_request(http, &req, testenv_on_result, &r, NULL), 0);
 	result_wait(&r);
 	kube_http_set_observer(http, NULL, NULL);
 	assert_int_equal(testenv_component(&env, "start", "kube-controller-manager"), 0);
@@ -302,7 +262,7 @@ static void test_retry_after_is_honoured(void **state)
 	assert_int_equal(a.attempts, 2);
 	print_message("429 retried after %llu ms (Retry-After: 10)\n", (unsigned long long)(a.at[1] - a.at[0]));
 	assert_true(a.at[1] - a.at[0] >= 9500);
-	result_free(&r);
+	testenv_result_free(&r);
 	free(path);
 }
 

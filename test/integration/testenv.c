@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kubeconfig.h"
 #include "xalloc.h"
 
 static const char *testenv_root(void)
@@ -152,4 +153,57 @@ bool testenv_run_until(uv_loop_t *loop, bool (*done)(void *data), void *data, un
 	uv_close((uv_handle_t *)&tick, NULL);
 	uv_run(loop, UV_RUN_NOWAIT);
 	return ok;
+}
+
+kube_http_t *testenv_client_open(uv_loop_t *loop, const char *kubeconfig)
+{
+	char err[512];
+	kubeconfig_t cfg;
+	kube_http_t *http = NULL;
+	if (kubeconfig_load_files(kubeconfig, NULL, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "testenv: %s\n", err);
+		abort();
+	}
+	uv_loop_init(loop);
+	if (kube_http_init(loop, &cfg, &http, err, sizeof(err)) != 0) {
+		fprintf(stderr, "testenv: %s\n", err);
+		abort();
+	}
+	kubeconfig_free(&cfg);
+	return http;
+}
+
+int testenv_client_close(uv_loop_t *loop, kube_http_t *http)
+{
+	kube_http_close(http);
+	uv_run(loop, UV_RUN_DEFAULT);
+	return uv_loop_close(loop);
+}
+
+void testenv_on_result(const kube_http_response_t *resp, void *data)
+{
+	testenv_result_t *r = data;
+	r->done = true;
+	r->status = resp->status;
+	r->body = xstrdup(resp->body ? resp->body : "");
+	r->error = resp->error ? xstrdup(resp->error) : NULL;
+	r->reason = resp->reason ? xstrdup(resp->reason) : NULL;
+}
+
+static bool testenv_result_done(void *data)
+{
+	return ((testenv_result_t *)data)->done;
+}
+
+bool testenv_result_wait(uv_loop_t *loop, testenv_result_t *r, unsigned timeout_ms)
+{
+	return testenv_run_until(loop, testenv_result_done, r, timeout_ms);
+}
+
+void testenv_result_free(testenv_result_t *r)
+{
+	free(r->body);
+	free(r->error);
+	free(r->reason);
+	*r = (testenv_result_t){ 0 };
 }

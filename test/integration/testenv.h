@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <uv.h>
 
+#include "kube_http.h"
+
 typedef struct {
 	char dir[256];        /* the control plane's folder */
 	char kubeconfig[300]; /* DIR/kubeconfig (admin) */
@@ -30,5 +32,27 @@ int testenv_sh_output(testenv_t *env, char **out, const char *fmt, ...)
 
 /* Run loop until done(data) or timeout; returns done's final answer. */
 bool testenv_run_until(uv_loop_t *loop, bool (*done)(void *data), void *data, unsigned timeout_ms);
+
+/*
+ * A client of the API server the kubeconfig file names, on loop (initialised
+ * here). Aborts the test run with the reason when it cannot be made.
+ */
+kube_http_t *testenv_client_open(uv_loop_t *loop, const char *kubeconfig);
+/* Close the client, run loop until it is idle and close it: 0 when nothing was left open. */
+int testenv_client_close(uv_loop_t *loop, kube_http_t *http);
+
+/* One request's answer, kept past its callback: pass testenv_on_result and a zeroed result. */
+typedef struct {
+	bool done;
+	long status;
+	char *body;   /* "" when none */
+	char *error;  /* NULL on 2xx */
+	char *reason; /* the API Status reason or NULL */
+} testenv_result_t;
+
+void testenv_on_result(const kube_http_response_t *resp, void *data);
+/* Run loop until r has its answer; false on timeout. */
+bool testenv_result_wait(uv_loop_t *loop, testenv_result_t *r, unsigned timeout_ms);
+void testenv_result_free(testenv_result_t *r);
 
 #endif
