@@ -93,11 +93,11 @@ static void freeze_add_string(cJSON *obj, const char *key, const char *value)
 
 /*
  * An object drashift writes for a plan's freeze: apiVersion, kind, its name
- * (the plan's parameter name), namespace (NULL: cluster-scoped) and the
- * labels both kinds carry. *metadata and *labels are for the caller to add to.
+ * (the plan's parameter name), namespace (NULL: cluster-scoped), the
+ * labels both kinds carry and the plan as owner (when plan_uid is set). *metadata and *labels are for the caller to add to.
  */
 static cJSON *freeze_object_new(const char *api_version, const char *kind, const char *name, const char *ns,
-				const char *plan, cJSON **metadata, cJSON **labels)
+				const char *plan, const char *plan_uid, cJSON **metadata, cJSON **labels)
 {
 	cJSON *obj = cJSON_CreateObject();
 	cJSON_AddStringToObject(obj, "apiVersion", api_version);
@@ -112,6 +112,15 @@ static cJSON *freeze_object_new(const char *api_version, const char *kind, const
 	/* A plan name is a valid label value when it is short enough; the object always names it whole elsewhere. */
 	if (strlen(plan) <= FREEZE_LABEL_VALUE_MAX)
 		cJSON_AddStringToObject(l, FREEZE_LABEL_PLAN, plan);
+	/* Owned by the plan: deleting the plan deletes the freeze with it. */
+	if (plan_uid && plan_uid[0]) {
+		cJSON *owner = cJSON_CreateObject();
+		cJSON_AddStringToObject(owner, "apiVersion", "drashift.io/v1alpha1");
+		cJSON_AddStringToObject(owner, "kind", "MigrationPlan");
+		cJSON_AddStringToObject(owner, "name", plan);
+		cJSON_AddStringToObject(owner, "uid", plan_uid);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), owner);
+	}
 	*metadata = md;
 	*labels = l;
 	return obj;
@@ -146,7 +155,8 @@ char *freeze_parameter_json(const freeze_state_t *state)
 		return NULL;
 
 	cJSON *md, *labels;
-	cJSON *cm = freeze_object_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, state->plan, &md, &labels);
+	cJSON *cm = freeze_object_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, state->plan, state->plan_uid, &md,
+				      &labels);
 	free(name);
 	cJSON_AddStringToObject(labels, FREEZE_LABEL_PARAMETER, "true");
 
@@ -205,17 +215,11 @@ char *freeze_taint_rule_json(const freeze_taint_t *t)
 	if (name == NULL)
 		return NULL;
 	cJSON *md, *labels;
-	cJSON *rule = freeze_object_new(FREEZE_TAINT_GROUP_VERSION, "DeviceTaintRule", name, NULL, t->plan, &md, &labels);
+	cJSON *rule = freeze_object_new(FREEZE_TAINT_GROUP_VERSION, "DeviceTaintRule", name, NULL, t->plan, t->plan_uid,
+					&md, &labels);
 	free(name);
 	cJSON *annotations = cJSON_AddObjectToObject(md, "annotations");
 	freeze_add_string(annotations, "drashift.io/breach", t->breach_id);
-	cJSON *owners = cJSON_AddArrayToObject(md, "ownerReferences");
-	cJSON *owner = cJSON_CreateObject();
-	cJSON_AddStringToObject(owner, "apiVersion", "drashift.io/v1alpha1");
-	cJSON_AddStringToObject(owner, "kind", "MigrationPlan");
-	cJSON_AddStringToObject(owner, "name", t->plan);
-	cJSON_AddStringToObject(owner, "uid", t->plan_uid);
-	cJSON_AddItemToArray(owners, owner);
 	cJSON *spec = cJSON_AddObjectToObject(rule, "spec");
 	cJSON *sel = cJSON_AddObjectToObject(spec, "deviceSelector");
 	cJSON_AddStringToObject(sel, "driver", t->driver);

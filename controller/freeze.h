@@ -25,9 +25,12 @@
  * The object is written whole with server-side apply (field manager
  * "drashift", force), which creates it when missing and otherwise changes
  * only what differs: freezing and unfreezing toggle `frozen` (and the
- * describing fields) on the same object, whose uid never changes. It is
- * never deleted: a missing parameter means "no freeze"
- * (parameterNotFoundAction: Allow), so a delete would lift the freeze.
+ * describing fields) on the same object, whose uid never changes. drashift
+ * never deletes it: a missing parameter means "no freeze"
+ * (parameterNotFoundAction: Allow), so a delete would lift the freeze. It is
+ * owned by its MigrationPlan (ownerReferences, when plan_uid is given): a
+ * person who deletes the plan lifts its freeze with it, through the garbage
+ * collector, instead of leaving a freeze nobody can acknowledge.
  * Writing the same state again changes nothing on the server (the
  * resourceVersion stays), so the controller may call freeze_set on every
  * reconcile to re-assert the state it recorded in the plan's status, which
@@ -68,6 +71,7 @@ typedef struct {
 	const char *value;     /* its measured value, as shown, e.g. "2.4s" */
 	const char *threshold; /* the plan's threshold, as shown, e.g. "2s" */
 	const char *breach_id; /* the id a person acknowledges to lift the freeze */
+	const char *plan_uid;  /* the plan's uid, for the owner reference; NULL: none */
 	/*
 	 * Borrowed lists. C does not convert char ** (plan_t's lists) to
 	 * const char *const * implicitly: cast, e.g.

@@ -572,6 +572,7 @@ static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po
 		.value = v[2],
 		.threshold = v[3],
 		.breach_id = cJSON_IsString(id) ? id->valuestring : "",
+		.plan_uid = po->meta.uid,
 		.device_classes = (const char *const *)plan->device_classes,
 		.n_classes = plan->n_device_classes,
 		.frozen = frozen,

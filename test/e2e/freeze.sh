@@ -9,7 +9,9 @@
 #   3. a rollback still runs while frozen; acknowledging the breach then lifts
 #      the freeze and claims are admitted again;
 #   4. the canary is tried again and fails again: a new breach, recorded
-#      without the last one's acknowledgement, freezes the plan again.
+#      without the last one's acknowledgement, freezes the plan again;
+#   5. deleting the plan lifts its freeze: the parameter it owned is deleted by
+#      the garbage collector and claims are admitted (no orphaned freeze).
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 install_drashift
@@ -78,6 +80,14 @@ wait_for 90 "a second breach when the canary fails again" second
 expect_eq "$(plan_field guarded '{.status.breach.acknowledged}{.status.breach.acknowledgedTime}')" "" "the new breach's acknowledgement"
 expect_eq "$(plan_field guarded '{.status.frozen}')" true "status.frozen after the second breach"
 wait_for 30 "claims to be denied again" denied
+
+# ---- 5. a person deletes the frozen plan ----
+expect_eq "$(kubectl -n drashift-system get configmap drashift-freeze-guarded -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" \
+	MigrationPlan/guarded "the freeze parameter's owner"
+kubectl delete mp guarded >/dev/null
+parameter_gone() { ! kubectl -n drashift-system get configmap drashift-freeze-guarded >/dev/null 2>&1; }
+wait_for 60 "the deleted plan's freeze parameter to be garbage-collected" parameter_gone
+wait_for 60 "claims to be admitted once the plan is gone" admitted
 expect_no_violations
 kill -TERM "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"

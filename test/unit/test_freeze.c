@@ -33,6 +33,7 @@ static freeze_state_t breach_state(void)
 		.value = "2.4s",
 		.threshold = "2s",
 		.breach_id = "a100-east-1",
+		.plan_uid = "5b1c-plan-uid",
 		.device_classes = gpu_classes,
 		.n_classes = 2,
 		.namespaces = teams,
@@ -73,6 +74,13 @@ static void test_frozen_parameter_carries_everything_the_policy_reads(void **sta
 	assert_string_equal(str_at(cm, "metadata", "namespace", NULL), "drashift-system");
 	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/freeze-parameter"), "true");
 	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/plan"), "gpu-migration");
+	/* Owned by the plan: deleting the plan lifts its freeze (the garbage collector deletes this). */
+	const cJSON *owner = cJSON_GetArrayItem(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "ownerReferences"), 0);
+	assert_string_equal(str_at(owner, "kind", NULL, NULL), "MigrationPlan");
+	assert_string_equal(str_at(owner, "name", NULL, NULL), "gpu-migration");
+	assert_string_equal(str_at(owner, "uid", NULL, NULL), "5b1c-plan-uid");
+	assert_null(cJSON_GetObjectItemCaseSensitive(owner, "blockOwnerDeletion")); /* would need more RBAC */
 	assert_string_equal(str_at(cm, "data", "frozen", NULL), "true");
 	assert_string_equal(str_at(cm, "data", "plan", NULL), "gpu-migration");
 	assert_string_equal(str_at(cm, "data", "pool", NULL), "a100-east");
@@ -120,6 +128,7 @@ static void test_unfrozen_parameter_keeps_shape_and_description(void **state)
 	assert_string_equal(str_at(cm, "data", "frozen", NULL), "false");
 	assert_string_equal(str_at(cm, "data", "pool", NULL), "");
 	assert_string_equal(str_at(cm, "data", "deviceClasses", NULL), "");
+	assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "ownerReferences"));
 	cJSON_Delete(cm);
 }
 
