@@ -989,7 +989,8 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 				       cJSON_IsString(bid) ? bid->valuestring : "?");
 		const char *err = strmap_get(&pc->freeze_errors, name);
 		if (err) {
-			char *with = xasprintf("%s. NOT ENFORCED YET, retried every %d s: %s", frozen_msg, PLAN_FREEZE_RETRY_MS / 1000, err);
+			char *with = xasprintf("%s. NOT ENFORCED YET (tried again at least %d s apart): %s", frozen_msg,
+					       PLAN_FREEZE_RETRY_MS / 1000, err);
 			free(frozen_msg);
 			frozen_msg = with;
 		}
