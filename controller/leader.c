@@ -320,6 +320,7 @@ struct leader {
 	bool release_pending; /* leader_release() returned 0, done not called yet */
 	bool release_was_leading;
 	bool release_waiting; /* the release step waits for a cancelled call's answer */
+	int release_conflicts; /* 409s the release met; after one, it re-reads and tries once more */
 	void (*release_done)(void *data);
 	void *release_data;
 
@@ -802,9 +803,56 @@ static void leader_on_release_step(uv_timer_t *t)
 	leader_release_send(l);
 }
 
+/*
+ * An answer that arrived while releasing (the renewal or read that was out
+ * when the release was asked for, or the re-read after a conflict): when it
+ * carries the Lease, keep it, so the release is written over the latest
+ * resourceVersion instead of meeting a 409.
+ */
+static void leader_observe_answer(leader_t *l, const kube_http_response_t *resp)
+{
+	char err[256];
+	if (resp->error != NULL || resp->body_len == 0)
+		return;
+	cJSON *obj = cJSON_ParseWithLength(resp->body, resp->body_len);
+	leader_record_t rec;
+	if (leader_record_from_json(obj, &rec, err, sizeof(err)) == 0)
+		leader_observe(l, obj, &rec);
+	else
+		cJSON_Delete(obj);
+}
+
+/* After a conflict: read the Lease again, then release it if it is still ours. */
+static void leader_release_reread(leader_t *l)
+{
+	kube_http_req_t req = {
+		.method = "GET",
+		.path = l->path,
+		.timeout_ms = (long)l->opt.renew_deadline_ms,
+		.max_body = 1u << 20,
+	};
+	l->op = LEADER_OP_READ;
+	l->abandoned = false;
+	l->release_was_leading = true;
+	l->release_waiting = true;
+	if (kube_http_request(l->http, &req, leader_on_response, l, &l->call) != 0) {
+		l->call = NULL;
+		l->op = LEADER_OP_NONE;
+		l->release_waiting = false;
+		log_warn("could not release the lease; it expires on its own", "lease", l->lease_key, "error",
+			 "cannot start the request");
+		leader_release_finish(l, "release failed");
+	}
+}
+
 static void leader_on_released(leader_t *l, const kube_http_response_t *resp)
 {
 	char err[256];
+	if (resp->status == 409 && l->release_conflicts++ == 0) {
+		/* A renewal that was out when the release was asked for landed first. */
+		leader_release_reread(l);
+		return;
+	}
 	if (resp->error != NULL) {
 		log_warn("could not release the lease; it expires on its own", "lease", l->lease_key, "error",
 			 resp->error);
@@ -837,6 +885,7 @@ static void leader_on_response(const kube_http_response_t *resp, void *data)
 			leader_on_released(l, resp);
 		} else if (l->release_waiting) {
 			l->release_waiting = false;
+			leader_observe_answer(l, resp);
 			leader_release_send(l);
 		}
 		return;

@@ -54,6 +54,15 @@ struct relay {
 	struct sockaddr_in upstream;
 	int port;
 	bool partitioned;
+	/* Holding: the server's answers wait in held[] until relay_release_answers; requests still pass. */
+	bool holding;
+	unsigned requests_seen; /* chunks passed from client to server */
+	struct relay_held {
+		relay_conn_t *conn;
+		char *bytes;
+		size_t n;
+	} held[64];
+	size_t n_held;
 	relay_conn_t *conns;
 };
 
@@ -112,6 +121,12 @@ static void relay_on_read(uv_stream_t *from, ssize_t n, const uv_buf_t *buf)
 		return;
 	}
 	uv_stream_t *to = from == (uv_stream_t *)&c->down ? (uv_stream_t *)&c->up : (uv_stream_t *)&c->down;
+	if (from == (uv_stream_t *)&c->down)
+		c->relay->requests_seen++;
+	else if (c->relay->holding && c->relay->n_held < sizeof(c->relay->held) / sizeof(c->relay->held[0])) {
+		c->relay->held[c->relay->n_held++] = (struct relay_held){ .conn = c, .bytes = buf->base, .n = (size_t)n };
+		return;
+	}
 	relay_write_t *w = xcalloc(1, sizeof(*w));
 	w->bytes = buf->base;
 	uv_buf_t out = uv_buf_init(buf->base, (unsigned)n);
@@ -184,6 +199,26 @@ static void relay_partition(relay_t *r)
 		uv_read_stop((uv_stream_t *)&c->down);
 		uv_read_stop((uv_stream_t *)&c->up);
 	}
+}
+
+/* Deliver the held answers, in order, to the connections still open. */
+static void relay_release_answers(relay_t *r)
+{
+	r->holding = false;
+	for (size_t i = 0; i < r->n_held; i++) {
+		struct relay_held *h = &r->held[i];
+		bool open = false;
+		for (relay_conn_t *c = r->conns; c; c = c->next)
+			open |= c == h->conn && !c->closing;
+		relay_write_t *w = xcalloc(1, sizeof(*w));
+		w->bytes = h->bytes;
+		uv_buf_t out = uv_buf_init(h->bytes, (unsigned)h->n);
+		if (!open || uv_write(&w->req, (uv_stream_t *)&h->conn->down, &out, 1, relay_written) != 0) {
+			free(w->bytes);
+			free(w);
+		}
+	}
+	r->n_held = 0;
 }
 
 static void relay_close(relay_t *r)
@@ -360,6 +395,11 @@ static bool nothing(void *data)
 	return check_overlap(data);
 }
 
+static bool released(void *data)
+{
+	return ((candidate_t *)data)->released;
+}
+
 static candidate_t *the_leader(world_t *w)
 {
 	for (int i = 0; i < 3; i++)
@@ -446,6 +486,46 @@ static void test_one_leads_crash_is_replaced_after_expiry_release_at_once(void *
 	assert_int_equal(leader_release(second->leader, on_released, second), UV_EALREADY);
 	assert_int_equal(w->overlaps, 0);
 	expect_lease("election-crash", back->identity, 2);
+	world_end(w);
+	free(w);
+}
+
+static bool requests_after(void *data)
+{
+	wait_t *wt = data;
+	return wt->w->relay.requests_seen >= wt->count;
+}
+
+/*
+ * A release asked for while a renewal is out, which the server applies but
+ * whose answer never reaches the leader: the release, written over the
+ * resourceVersion before the renewal, meets a 409. The leader reads the
+ * Lease again and releases it anyway, so the successor need not wait out
+ * the lease (what a SIGTERM during a renewal looks like).
+ */
+static void test_release_during_a_renewal_still_releases(void **state)
+{
+	(void)state;
+	world_t *w = xcalloc(1, sizeof(*w));
+	world_init(w);
+	candidate_t *c = &w->c[0];
+	candidate_start(w, c, "renewing", "election-release-race", true);
+	wait_t wt = { .w = w, .c = c, .count = 1 };
+	assert_true(testenv_run_until(&w->loop, started_count, &wt, 15000));
+	testenv_run_until(&w->loop, nothing, w, 1200); /* a renewal or two through the relay */
+
+	w->relay.holding = true;
+	wt.count = w->relay.requests_seen + 1;
+	assert_true(testenv_run_until(&w->loop, requests_after, &wt, 5000)); /* the next renewal is out */
+	testenv_run_until(&w->loop, nothing, w, 300);                       /* and applied by the server */
+	assert_true(w->relay.n_held > 0);                                    /* its answer held back */
+	assert_int_equal(leader_release(c->leader, on_released, c), 0);
+	testenv_run_until(&w->loop, nothing, w, 50);
+	relay_release_answers(&w->relay);
+
+	wt.count = 1;
+	assert_true(testenv_run_until(&w->loop, released, c, 5000));
+	expect_lease("election-release-race", "", 0);
 	world_end(w);
 	free(w);
 }
@@ -599,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_one_leads_crash_is_replaced_after_expiry_release_at_once),
 		cmocka_unit_test(test_leader_whose_lease_is_overwritten_stops),
 		cmocka_unit_test(test_partitioned_leader_stops_before_anyone_else_starts),
+		cmocka_unit_test(test_release_during_a_renewal_still_releases),
 		cmocka_unit_test(test_leadership_ends_with_the_lease_even_if_the_loop_stalls),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
