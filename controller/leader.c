@@ -332,6 +332,7 @@ struct leader {
 static void leader_read(leader_t *l);
 static void leader_release_send(leader_t *l);
 static void leader_release_finish(leader_t *l, const char *why);
+static void leader_release_failed(leader_t *l, const char *error);
 
 static const char *leader_op_name(leader_op_t op)
 {
@@ -572,9 +573,7 @@ static void leader_write(leader_t *l, leader_op_t op)
 		l->call = NULL;
 		l->op = LEADER_OP_NONE;
 		if (op == LEADER_OP_RELEASE) {
-			log_warn("could not release the lease; it expires on its own", "lease", l->lease_key,
-				 "error", "cannot start the request");
-			leader_release_finish(l, "release failed");
+			leader_release_failed(l, "cannot start the request");
 			return;
 		}
 		leader_failed(l, leader_op_name(op), "cannot start the request");
@@ -692,7 +691,8 @@ static void leader_on_written(leader_t *l, const kube_http_response_t *resp, lea
 		l->opt.on_started_leading(l->opt.data); /* last: it may release or stop us */
 }
 
-static void leader_read(leader_t *l)
+/* Start the GET of the Lease; -1 (nothing in flight) when the request cannot start. */
+static int leader_send_read(leader_t *l)
 {
 	kube_http_req_t req = {
 		.method = "GET",
@@ -705,8 +705,15 @@ static void leader_read(leader_t *l)
 	if (kube_http_request(l->http, &req, leader_on_response, l, &l->call) != 0) {
 		l->call = NULL;
 		l->op = LEADER_OP_NONE;
-		leader_failed(l, "read", "cannot start the request");
+		return -1;
 	}
+	return 0;
+}
+
+static void leader_read(leader_t *l)
+{
+	if (leader_send_read(l) != 0)
+		leader_failed(l, "read", "cannot start the request");
 }
 
 static void leader_on_tick(uv_timer_t *t)
@@ -805,9 +812,9 @@ static void leader_on_release_step(uv_timer_t *t)
 
 /*
  * An answer that arrived while releasing (the renewal or read that was out
- * when the release was asked for, or the re-read after a conflict): when it
- * carries the Lease, keep it, so the release is written over the latest
- * resourceVersion instead of meeting a 409.
+ * when the release was asked for, the re-read after a conflict, the release
+ * itself): when it carries the Lease, keep it, so a release is written over
+ * the latest resourceVersion instead of meeting a 409.
  */
 static void leader_observe_answer(leader_t *l, const kube_http_response_t *resp)
 {
@@ -822,49 +829,30 @@ static void leader_observe_answer(leader_t *l, const kube_http_response_t *resp)
 		cJSON_Delete(obj);
 }
 
-/* After a conflict: read the Lease again, then release it if it is still ours. */
-static void leader_release_reread(leader_t *l)
+/* The release did not happen: the Lease runs out on its own. */
+static void leader_release_failed(leader_t *l, const char *error)
 {
-	kube_http_req_t req = {
-		.method = "GET",
-		.path = l->path,
-		.timeout_ms = (long)l->opt.renew_deadline_ms,
-		.max_body = 1u << 20,
-	};
-	l->op = LEADER_OP_READ;
-	l->abandoned = false;
-	l->release_was_leading = true;
-	l->release_waiting = true;
-	if (kube_http_request(l->http, &req, leader_on_response, l, &l->call) != 0) {
-		l->call = NULL;
-		l->op = LEADER_OP_NONE;
-		l->release_waiting = false;
-		log_warn("could not release the lease; it expires on its own", "lease", l->lease_key, "error",
-			 "cannot start the request");
-		leader_release_finish(l, "release failed");
-	}
+	log_warn("could not release the lease; it expires on its own", "lease", l->lease_key, "error", error);
+	leader_release_finish(l, "release failed");
 }
 
 static void leader_on_released(leader_t *l, const kube_http_response_t *resp)
 {
-	char err[256];
 	if (resp->status == 409 && l->release_conflicts++ == 0) {
-		/* A renewal that was out when the release was asked for landed first. */
-		leader_release_reread(l);
+		/* A renewal that was out when the release was asked for landed first: read, then release if still ours. */
+		l->release_was_leading = true;
+		l->release_waiting = true;
+		if (leader_send_read(l) != 0) {
+			l->release_waiting = false;
+			leader_release_failed(l, "cannot start the request");
+		}
 		return;
 	}
 	if (resp->error != NULL) {
-		log_warn("could not release the lease; it expires on its own", "lease", l->lease_key, "error",
-			 resp->error);
-		leader_release_finish(l, "release failed");
+		leader_release_failed(l, resp->error);
 		return;
 	}
-	cJSON *obj = cJSON_ParseWithLength(resp->body, resp->body_len);
-	leader_record_t rec;
-	if (leader_record_from_json(obj, &rec, err, sizeof(err)) == 0)
-		leader_observe(l, obj, &rec);
-	else
-		cJSON_Delete(obj);
+	leader_observe_answer(l, resp);
 	leader_release_finish(l, "released the lease");
 }
 

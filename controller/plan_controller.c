@@ -23,6 +23,16 @@
 /* How long a write may stay unseen by the watch before the controller stops waiting for it. */
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
 
+/*
+ * One of the freeze's switches, per plan: the state this process wrote (or
+ * "retry-at:<loop ms>" after a failed write) and why its last write failed,
+ * shown in the Frozen condition until a write succeeds.
+ */
+typedef struct {
+	strmap_t written;
+	strmap_t errors;
+} plan_switch_t;
+
 struct plan_controller {
 	uv_loop_t *loop;
 	kube_http_t *http;
@@ -41,12 +51,12 @@ struct plan_controller {
 	slo_tracker_t *slo;
 	/* Which pools select each node: members, conflicts, and the plans a node change concerns. */
 	pool_index_t pools;
-	/* Plan -> "frozen:<breach id>" or "lifted:<breach id>": the freeze parameter state this process wrote. */
-	strmap_t freeze_written;
-	/* Plan -> "tainted:<breach id>" or "clear": the DeviceTaintRule state this process wrote. */
-	strmap_t taint_written;
-	/* Plan -> why its last freeze write failed (shown in the Frozen condition until one succeeds). */
-	strmap_t freeze_errors;
+	/*
+	 * The freeze's two switches: the admission parameter (written
+	 * "frozen:<breach id>" or "lifted:<breach id>") and the DeviceTaintRule
+	 * ("tainted:<breach id>" or "clear").
+	 */
+	plan_switch_t param, taint;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
 	strmap_t metric_pools;
@@ -59,8 +69,8 @@ typedef struct {
 	plan_controller_t *pc;
 	char *node; /* a node patch: its expectation */
 	char *plan; /* a status write: its expectation */
-	char *freeze_plan; /* a freeze parameter write: written again if it fails */
-	char *taint_plan;  /* a DeviceTaintRule write: written again if it fails */
+	plan_switch_t *sw;  /* a freeze switch's write: written again if it fails */
+	char *switch_plan; /* ... for this plan */
 	bool missing_ok;   /* a delete: 404 means done */
 	char *what;
 } plan_write_t;
@@ -98,6 +108,18 @@ static bool plan_may_write(const plan_controller_t *pc)
 
 /* ---- writes -------------------------------------------------------------- */
 
+/* Forget a plan's entries (plan NULL: every plan's). */
+static void plan_switch_forget(plan_switch_t *sw, const char *plan)
+{
+	if (plan == NULL) {
+		strmap_clear(&sw->written, free);
+		strmap_clear(&sw->errors, free);
+		return;
+	}
+	free(strmap_remove(&sw->written, plan));
+	free(strmap_remove(&sw->errors, plan));
+}
+
 /* How long a failed freeze write waits before it is tried again. */
 #define PLAN_FREEZE_RETRY_MS 5000
 
@@ -127,23 +149,19 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 		 * cluster without DeviceTaintRules) must not turn every claim
 		 * event into another request.
 		 */
-		uint64_t retry_at = uv_now(pc->loop) + PLAN_FREEZE_RETRY_MS;
-		if (w->freeze_plan)
-			free(strmap_put(&pc->freeze_written, w->freeze_plan, xasprintf("retry-at:%" PRIu64, retry_at)));
-		if (w->taint_plan)
-			free(strmap_put(&pc->taint_written, w->taint_plan, xasprintf("retry-at:%" PRIu64, retry_at)));
-		if (w->freeze_plan || w->taint_plan) {
-			const char *plan = w->freeze_plan ? w->freeze_plan : w->taint_plan;
-			workqueue_add_after(pc->queue, plan, PLAN_FREEZE_RETRY_MS, uv_now(pc->loop));
-			free(strmap_put(&pc->freeze_errors, plan, xasprintf("%s failed: %s", w->what, resp->error)));
+		if (w->sw) {
+			uint64_t now = uv_now(pc->loop);
+			free(strmap_put(&w->sw->written, w->switch_plan,
+					xasprintf("retry-at:%" PRIu64, now + PLAN_FREEZE_RETRY_MS)));
+			free(strmap_put(&w->sw->errors, w->switch_plan, xasprintf("%s failed: %s", w->what, resp->error)));
+			workqueue_add_after(pc->queue, w->switch_plan, PLAN_FREEZE_RETRY_MS, now);
 		}
-	} else if (w->freeze_plan || w->taint_plan) {
-		free(strmap_remove(&pc->freeze_errors, w->freeze_plan ? w->freeze_plan : w->taint_plan));
+	} else if (w->sw) {
+		free(strmap_remove(&w->sw->errors, w->switch_plan));
 	}
 	free(w->node);
 	free(w->plan);
-	free(w->freeze_plan);
-	free(w->taint_plan);
+	free(w->switch_plan);
 	free(w->what);
 	free(w);
 	plan_controller_poke(pc);
@@ -542,14 +560,14 @@ static int plan_member_cmp(const void *a, const void *b)
  * Keep the admission parameter in step with the recorded breach: frozen while
  * it is unacknowledged, lifted once acknowledged. The cached parameter says
  * what the API server holds (so a restart writes only when it differs);
- * freeze_written covers a write the watch has not shown yet.
+ * pc->param.written covers a write the watch has not shown yet.
  */
 static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
 	char *want = xasprintf("%s:%s", frozen ? "frozen" : "lifted", breach_id);
-	const char *had = strmap_get(&pc->freeze_written, po->meta.name);
+	const char *had = strmap_get(&pc->param.written, po->meta.name);
 	char *param_name = freeze_parameter_name(po->meta.name);
 	const freeze_parameter_t *param = store_get(cache_store(pc->cache, CACHE_FREEZE_PARAMETERS), FREEZE_NAMESPACE, param_name);
 	free(param_name);
@@ -578,14 +596,15 @@ static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po
 		.frozen = frozen,
 	};
 	plan_write_t *w = plan_write_new(pc, NULL, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)");
-	w->freeze_plan = xstrdup(po->meta.name);
+	w->sw = &pc->param;
+	w->switch_plan = xstrdup(po->meta.name);
 	if (freeze_set(pc->http, &state, plan_on_write, w) == 0) {
 		pc->in_flight++;
-		free(strmap_put(&pc->freeze_written, po->meta.name, want));
+		free(strmap_put(&pc->param.written, po->meta.name, want));
 		log_info(frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted",
 			 "plan", po->meta.name, "breach", state.breach_id);
 	} else {
-		free(w->freeze_plan);
+		free(w->switch_plan);
 		free(w->what);
 		free(w);
 		free(want);
@@ -604,13 +623,14 @@ static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, co
 	const cJSON *signal = cJSON_GetObjectItemCaseSensitive(breach, "signal");
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
 	char *want = tainted ? xasprintf("tainted:%s", breach_id) : xstrdup("clear");
-	const char *had = strmap_get(&pc->taint_written, po->meta.name);
+	const char *had = strmap_get(&pc->taint.written, po->meta.name);
 	if ((had && strcmp(had, want) == 0) || plan_freeze_retry_pending(pc, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
 	plan_write_t *w = plan_write_new(pc, NULL, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)");
-	w->taint_plan = xstrdup(po->meta.name);
+	w->sw = &pc->taint;
+	w->switch_plan = xstrdup(po->meta.name);
 	w->missing_ok = !tainted;
 	freeze_taint_t taint = { .plan = po->meta.name,
 				 .plan_uid = po->meta.uid,
@@ -621,11 +641,11 @@ static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, co
 			 : freeze_taint_clear(pc->http, po->meta.name, plan_on_write, w);
 	if (rc == 0) {
 		pc->in_flight++;
-		free(strmap_put(&pc->taint_written, po->meta.name, want));
+		free(strmap_put(&pc->taint.written, po->meta.name, want));
 		log_info(tainted ? "freeze enforced: the driver's devices are tainted NoSchedule" : "device taint lifted",
 			 "plan", po->meta.name, "driver", po->plan.driver, "breach", breach_id);
 	} else {
-		free(w->taint_plan);
+		free(w->switch_plan);
 		free(w->what);
 		free(w);
 		free(want);
@@ -644,7 +664,10 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 {
 	const plan_object_t *po = store_get(cache_store(pc->cache, CACHE_PLANS), NULL, name);
 	if (po == NULL || po->meta.deleting) {
+		/* What this process remembers of the plan goes with it (its freeze objects go with the garbage collector). */
 		plan_metrics_forget(pc, name);
+		plan_switch_forget(&pc->param, name);
+		plan_switch_forget(&pc->taint, name);
 		return;
 	}
 	if (!po->valid) {
@@ -987,8 +1010,11 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 				       plan_freeze_by_admission(mode) ? " are denied;" : "",
 				       plan_freeze_by_device_taint(mode) ? " the driver's devices are tainted NoSchedule;" : "",
 				       cJSON_IsString(bid) ? bid->valuestring : "?");
-		const char *err = strmap_get(&pc->freeze_errors, name);
-		if (err) {
+		const plan_switch_t *switches[] = { &pc->param, &pc->taint };
+		for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
+			const char *err = strmap_get(&switches[i]->errors, name);
+			if (err == NULL)
+				continue;
 			char *with = xasprintf("%s. NOT ENFORCED YET (tried again at least %d s apart): %s", frozen_msg,
 					       PLAN_FREEZE_RETRY_MS / 1000, err);
 			free(frozen_msg);
@@ -1155,10 +1181,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->queue = workqueue_new(5, 1000000);
 	pc->slo = slo_tracker_new();
 	pool_index_init(&pc->pools, plan_node_matches);
-	pc->freeze_written = (strmap_t)STRMAP_INIT;
-	pc->taint_written = (strmap_t)STRMAP_INIT;
+	pc->param = pc->taint = (plan_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
-	pc->freeze_errors = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
@@ -1215,10 +1239,9 @@ static void plan_controller_free(uv_handle_t *h)
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
 	pool_index_free(&pc->pools);
-	strmap_clear(&pc->freeze_written, free);
-	strmap_clear(&pc->taint_written, free);
+	plan_switch_forget(&pc->param, NULL);
+	plan_switch_forget(&pc->taint, NULL);
 	strmap_clear(&pc->metric_pools, free);
-	strmap_clear(&pc->freeze_errors, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
 	free(pc);
