@@ -190,7 +190,13 @@ static void manager_started_leading(void *data)
 static void manager_on_cache_change(cache_kind_t kind, const void *old, const void *new, void *data)
 {
 	manager_t *m = data;
-	plan_controller_observe(m->plans, kind, old, new);
+	/*
+	 * During shutdown the plan controller is freed first, while the watches
+	 * keep delivering until the Events flush and the Lease release are done
+	 * and the cache stops: nobody is left to tell.
+	 */
+	if (m->plans)
+		plan_controller_observe(m->plans, kind, old, new);
 }
 
 static void manager_stopped_leading(void *data)
