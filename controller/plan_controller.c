@@ -240,17 +240,6 @@ static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const p
 
 /* ---- the snapshot ------------------------------------------------------- */
 
-static bool plan_node_matches(const plan_selector_t *sel, const projection_node_t *node)
-{
-	const char *keys[128], *values[128];
-	size_t n = node->n_labels < 128 ? node->n_labels : 128;
-	for (size_t i = 0; i < n; i++) {
-		keys[i] = node->labels[i].key;
-		values[i] = node->labels[i].value;
-	}
-	return plan_selector_matches(sel, keys, values, n);
-}
-
 /* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
 static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
 		       const char ***evictable)
@@ -1180,7 +1169,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new(5, 1000000);
 	pc->slo = slo_tracker_new();
-	pool_index_init(&pc->pools, plan_node_matches);
+	pool_index_init(&pc->pools, plan_selector_matches);
 	pc->param = pc->taint = (plan_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
