@@ -277,12 +277,13 @@ static void reflector_on_watch_done(const kube_http_response_t *resp, void *data
 static void reflector_watch(reflector_t *r)
 {
 	unsigned timeout = r->opt.watch_timeout_s ? r->opt.watch_timeout_s : 300 + (unsigned)(random() % 300);
+	/* resourceVersion is opaque and of any length: the watch resumes from exactly it. */
 	char *escaped = curl_easy_escape(NULL, r->rv ? r->rv : "", 0);
-	char extra[512];
-	snprintf(extra, sizeof(extra), "watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s",
-		 timeout, escaped);
+	char *extra = xasprintf("watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s", timeout,
+				escaped);
 	curl_free(escaped);
 	char *path = reflector_path(r, extra);
+	free(extra);
 	kube_http_req_t req = {
 		.method = "GET",
 		.path = path,
