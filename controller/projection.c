@@ -22,6 +22,7 @@
 #include "projection.h"
 
 #include "json_decode.h"
+#include "strmap.h"
 #include "xalloc.h"
 
 #include <malloc.h>
@@ -262,24 +263,74 @@ static int proj__owner(const json_decode_scope_t *top, const char *want_kind, ch
 	return 0;
 }
 
-/* ---- string sets (borrowed names, merged, then copied once) ---- */
+/* ---- name sets (borrowed names, merged, then copied once) ---- */
+
+/*
+ * The claims a pod uses and the extended resources it or a node lists have no
+ * count limit in the API, only the object's size does: the sets grow. A name
+ * is looked up by a scan while the set is small and through a hash index
+ * (name -> position + 1) once it holds PROJ__SCAN_MAX names, so hostile sizes
+ * cost linear work.
+ */
+#define PROJ__SCAN_MAX 16
 
 typedef struct {
-	const char *v[PROJECTION_MAX_SET];
-	size_t n;
+	const char **v;
+	size_t n, cap;
+	strmap_t index;
 } proj__names_t;
 
-/* Add name unless present. Returns -1 when the set is full. */
-static int proj__names_add(proj__names_t *set, const char *name)
+#define PROJ__NAMES_INIT {NULL, 0, 0, STRMAP_INIT}
+
+/* The position of name in the set, or SIZE_MAX when absent. */
+static size_t proj__names_find(const proj__names_t *set, const char *name)
 {
+	if (set->n >= PROJ__SCAN_MAX) {
+		uintptr_t at = (uintptr_t)strmap_get(&set->index, name);
+		return at != 0 ? (size_t)at - 1 : SIZE_MAX;
+	}
 	for (size_t i = 0; i < set->n; i++) {
 		if (strcmp(set->v[i], name) == 0)
-			return 0;
+			return i;
 	}
-	if (set->n == PROJECTION_MAX_SET)
-		return -1;
+	return SIZE_MAX;
+}
+
+/* Append name, which is not in the set; returns its position. */
+static size_t proj__names_append(proj__names_t *set, const char *name)
+{
+	if (set->n == set->cap) {
+		set->cap = set->cap ? set->cap * 2 : 8;
+		set->v = xrealloc(set->v, set->cap * sizeof(*set->v));
+	}
 	set->v[set->n++] = name;
-	return 0;
+	if (set->n == PROJ__SCAN_MAX) {
+		for (size_t i = 0; i < set->n; i++)
+			strmap_put(&set->index, set->v[i], (void *)(uintptr_t)(i + 1));
+	} else if (set->n > PROJ__SCAN_MAX) {
+		strmap_put(&set->index, name, (void *)(uintptr_t)set->n);
+	}
+	return set->n - 1;
+}
+
+/* Empty the set, keeping its array for reuse. */
+static void proj__names_clear(proj__names_t *set)
+{
+	set->n = 0;
+	strmap_clear(&set->index, NULL);
+}
+
+static void proj__names_free(proj__names_t *set)
+{
+	strmap_clear(&set->index, NULL);
+	free(set->v);
+}
+
+/* Add name unless present. */
+static void proj__names_add(proj__names_t *set, const char *name)
+{
+	if (proj__names_find(set, name) == SIZE_MAX)
+		proj__names_append(set, name);
 }
 
 static void proj__names_copy(const proj__names_t *set, char ***out, size_t *n)
@@ -294,15 +345,13 @@ static void proj__names_copy(const proj__names_t *set, char ***out, size_t *n)
 
 /* Read an optional string member into a set; absent, null and empty are skipped. */
 static int proj__names_add_member(const json_decode_scope_t *s, const char *key,
-				  proj__names_t *set, const char *what)
+				  proj__names_t *set)
 {
 	const char *v;
 	if (json_decode_str(s, key, false, &v) != 0)
 		return -1;
-	if (v == NULL || v[0] == '\0')
-		return 0;
-	if (proj__names_add(set, v) != 0)
-		return json_decode_fail(s, key, "more than %d %s", PROJECTION_MAX_SET, what);
+	if (v != NULL && v[0] != '\0')
+		proj__names_add(set, v);
 	return 0;
 }
 
@@ -351,71 +400,71 @@ static int proj__labels(const json_decode_scope_t *s, const char *key, const cha
 
 /* ---- quantity sets (extended resources) ---- */
 
+/* Names with a count each: count[i] belongs to names.v[i]. */
 typedef struct {
-	const char *name; /* borrowed from the cJSON tree */
-	int64_t count;
-} proj__q_t;
-
-typedef struct {
-	proj__q_t v[PROJECTION_MAX_SET];
-	size_t n;
+	proj__names_t names;
+	int64_t *count;
+	size_t cap;
 } proj__qset_t;
 
-static proj__q_t *proj__qset_find(proj__qset_t *set, const char *name)
+#define PROJ__QSET_INIT {PROJ__NAMES_INIT, NULL, 0}
+
+/* The count for name, created at 0 when absent; valid until the set grows again. */
+static int64_t *proj__qset_slot(proj__qset_t *set, const char *name)
 {
-	for (size_t i = 0; i < set->n; i++) {
-		if (strcmp(set->v[i].name, name) == 0)
-			return &set->v[i];
+	size_t i = proj__names_find(&set->names, name);
+	if (i != SIZE_MAX)
+		return &set->count[i];
+	i = proj__names_append(&set->names, name);
+	if (set->cap < set->names.cap) {
+		set->cap = set->names.cap;
+		set->count = xrealloc(set->count, set->cap * sizeof(*set->count));
 	}
-	return NULL;
+	set->count[i] = 0;
+	return &set->count[i];
 }
 
-/* The entry for name, created at 0 when absent; NULL when the set is full. */
-static proj__q_t *proj__qset_slot(proj__qset_t *set, const char *name)
+static void proj__qset_clear(proj__qset_t *set)
 {
-	proj__q_t *q = proj__qset_find(set, name);
-	if (q != NULL || set->n == PROJECTION_MAX_SET)
-		return q;
-	q = &set->v[set->n++];
-	q->name = name;
-	q->count = 0;
-	return q;
+	proj__names_clear(&set->names);
 }
 
-/* Which sets go wrong while merging: the set is full, or a total left int64. */
-typedef enum { PROJ_QSET_OK, PROJ_QSET_FULL, PROJ_QSET_OVERFLOW } proj__qset_rc_t;
-
-/* dst[name] += src[name] for every name of src. */
-static proj__qset_rc_t proj__qset_add(proj__qset_t *dst, const proj__qset_t *src)
+static void proj__qset_free(proj__qset_t *set)
 {
-	for (size_t i = 0; i < src->n; i++) {
-		proj__q_t *q = proj__qset_slot(dst, src->v[i].name);
-		if (q == NULL)
-			return PROJ_QSET_FULL;
-		if (__builtin_add_overflow(q->count, src->v[i].count, &q->count))
-			return PROJ_QSET_OVERFLOW;
+	proj__names_free(&set->names);
+	free(set->count);
+}
+
+/* dst[name] += src[name] for every name of src; -1 when a total leaves int64. */
+static int proj__qset_add(proj__qset_t *dst, const proj__qset_t *src)
+{
+	for (size_t i = 0; i < src->names.n; i++) {
+		int64_t *q = proj__qset_slot(dst, src->names.v[i]);
+		if (__builtin_add_overflow(*q, src->count[i], q))
+			return -1;
 	}
-	return PROJ_QSET_OK;
+	return 0;
 }
 
 /* dst[name] = max(dst[name], src[name]) for every name of src. */
-static proj__qset_rc_t proj__qset_max(proj__qset_t *dst, const proj__qset_t *src)
+static void proj__qset_max(proj__qset_t *dst, const proj__qset_t *src)
 {
-	for (size_t i = 0; i < src->n; i++) {
-		proj__q_t *q = proj__qset_slot(dst, src->v[i].name);
-		if (q == NULL)
-			return PROJ_QSET_FULL;
-		if (src->v[i].count > q->count)
-			q->count = src->v[i].count;
+	for (size_t i = 0; i < src->names.n; i++) {
+		int64_t *q = proj__qset_slot(dst, src->names.v[i]);
+		if (src->count[i] > *q)
+			*q = src->count[i];
 	}
-	return PROJ_QSET_OK;
 }
 
-static int proj__qset_fail(const json_decode_scope_t *s, const char *key, proj__qset_rc_t rc)
+/* dst = src. */
+static void proj__qset_assign(proj__qset_t *dst, const proj__qset_t *src)
 {
-	if (rc == PROJ_QSET_FULL)
-		return json_decode_fail(s, key, "more than %d extended resources",
-					PROJECTION_MAX_SET);
+	proj__qset_clear(dst);
+	proj__qset_max(dst, src);
+}
+
+static int proj__qset_overflow(const json_decode_scope_t *s, const char *key)
+{
 	return json_decode_fail(s, key, "extended resource total out of range");
 }
 
@@ -457,7 +506,7 @@ static int proj__qset_read(const json_decode_scope_t *map, proj__qset_t *set,
 	{
 		if (e->string == NULL || !keep(e->string))
 			continue;
-		if (only_new && proj__qset_find(set, e->string) != NULL)
+		if (only_new && proj__names_find(&set->names, e->string) != SIZE_MAX)
 			continue;
 		char comp[JSON_DECODE_KEY_BUF];
 		json_decode_key_component(comp, sizeof(comp), e->string);
@@ -470,11 +519,7 @@ static int proj__qset_read(const json_decode_scope_t *map, proj__qset_t *set,
 			json_decode_quote(q, sizeof(q), e->valuestring);
 			return json_decode_fail(map, comp, "%s %s", problem, q);
 		}
-		proj__q_t *slot = proj__qset_slot(set, e->string);
-		if (slot == NULL)
-			return json_decode_fail(map, NULL, "more than %d extended resources",
-						PROJECTION_MAX_SET);
-		slot->count = count;
+		*proj__qset_slot(set, e->string) = count;
 	}
 	return 0;
 }
@@ -484,18 +529,18 @@ static void proj__qset_copy(const proj__qset_t *set, bool positive_only,
 			    projection_quantity_t **out, size_t *n)
 {
 	size_t count = 0;
-	for (size_t i = 0; i < set->n; i++)
-		count += !positive_only || set->v[i].count > 0;
+	for (size_t i = 0; i < set->names.n; i++)
+		count += !positive_only || set->count[i] > 0;
 	if (count == 0)
 		return;
 	*out = xcalloc(count, sizeof(**out));
 	*n = count;
 	size_t o = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		if (positive_only && set->v[i].count <= 0)
+	for (size_t i = 0; i < set->names.n; i++) {
+		if (positive_only && set->count[i] <= 0)
 			continue;
-		(*out)[o].name = xstrdup(set->v[i].name);
-		(*out)[o].count = set->v[i].count;
+		(*out)[o].name = xstrdup(set->names.v[i]);
+		(*out)[o].count = set->count[i];
 		o++;
 	}
 }
@@ -599,7 +644,7 @@ int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, 
 	char stpath[JSON_DECODE_PATH_MAX], apath[JSON_DECODE_PATH_MAX];
 	char cpath[JSON_DECODE_PATH_MAX], condpath[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t top, md, spec, status, alloc, cap, cond;
-	proj__qset_t *set = NULL;
+	proj__qset_t set = PROJ__QSET_INIT;
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
@@ -616,19 +661,17 @@ int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, 
 	    proj__condition(&status, "Ready", &cond, condpath, sizeof(condpath), &out->ready) != 0)
 		goto fail;
 
-	set = xmalloc(sizeof(*set));
-	set->n = 0;
-	if (proj__qset_read(&alloc, set, proj__node_extended, false) != 0)
+	if (proj__qset_read(&alloc, &set, proj__node_extended, false) != 0)
 		goto fail;
-	proj__qset_copy(set, false, &out->allocatable, &out->n_allocatable);
-	set->n = 0;
-	if (proj__qset_read(&cap, set, proj__node_extended, false) != 0)
+	proj__qset_copy(&set, false, &out->allocatable, &out->n_allocatable);
+	proj__qset_clear(&set);
+	if (proj__qset_read(&cap, &set, proj__node_extended, false) != 0)
 		goto fail;
-	proj__qset_copy(set, false, &out->capacity, &out->n_capacity);
-	free(set);
+	proj__qset_copy(&set, false, &out->capacity, &out->n_capacity);
+	proj__qset_free(&set);
 	return 0;
 fail:
-	free(set);
+	proj__qset_free(&set);
 	projection_free_node(out);
 	return -1;
 }
@@ -655,7 +698,7 @@ static int proj__container_requests(const json_decode_scope_t *c, proj__qset_t *
 {
 	char rpath[JSON_DECODE_PATH_MAX], qpath[JSON_DECODE_PATH_MAX], lpath[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t res, req, lim;
-	out->n = 0;
+	proj__qset_clear(out);
 	if (json_decode_obj(c, "resources", false, &res, rpath, sizeof(rpath)) != 0 ||
 	    json_decode_obj(&res, "requests", false, &req, qpath, sizeof(qpath)) != 0 ||
 	    json_decode_obj(&res, "limits", false, &lim, lpath, sizeof(lpath)) != 0 ||
@@ -665,7 +708,7 @@ static int proj__container_requests(const json_decode_scope_t *c, proj__qset_t *
 	return 0;
 }
 
-/* Working sets for the pod's request arithmetic; too large for comfort on the stack. */
+/* Working sets for the pod's request arithmetic. */
 typedef struct {
 	proj__qset_t total;     /* regular containers plus sidecars */
 	proj__qset_t sidecars;  /* restartable init containers started so far */
@@ -686,24 +729,24 @@ static int proj__pod_requests(const json_decode_scope_t *spec, projection_pod_t 
 	char cpath[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t c;
 	const cJSON *containers, *inits, *item;
-	proj__qset_rc_t rc;
 	size_t i;
-	proj__pod_sets_t *w = xmalloc(sizeof(*w));
-	w->total.n = w->sidecars.n = w->init_max.n = 0;
+	int rc = -1;
+	proj__pod_sets_t w = {PROJ__QSET_INIT, PROJ__QSET_INIT, PROJ__QSET_INIT, PROJ__QSET_INIT,
+			      PROJ__QSET_INIT};
 
 	if (json_decode_arr(spec, "containers", SIZE_MAX, &containers, NULL) != 0 ||
 	    json_decode_arr(spec, "initContainers", SIZE_MAX, &inits, NULL) != 0)
-		goto fail;
+		goto done;
 	i = 0;
 	cJSON_ArrayForEach(item, containers)
 	{
 		if (json_decode_elem(spec, "containers", i++, item, &c, cpath, sizeof(cpath)) !=
 			    0 ||
-		    proj__container_requests(&c, &w->container) != 0)
-			goto fail;
-		if ((rc = proj__qset_add(&w->total, &w->container)) != PROJ_QSET_OK) {
-			proj__qset_fail(&c, "resources", rc);
-			goto fail;
+		    proj__container_requests(&c, &w.container) != 0)
+			goto done;
+		if (proj__qset_add(&w.total, &w.container) != 0) {
+			proj__qset_overflow(&c, "resources");
+			goto done;
 		}
 	}
 	i = 0;
@@ -713,37 +756,34 @@ static int proj__pod_requests(const json_decode_scope_t *spec, projection_pod_t 
 		if (json_decode_elem(spec, "initContainers", i++, item, &c, cpath,
 				     sizeof(cpath)) != 0 ||
 		    json_decode_str(&c, "restartPolicy", false, &restart) != 0 ||
-		    proj__container_requests(&c, &w->container) != 0)
-			goto fail;
+		    proj__container_requests(&c, &w.container) != 0)
+			goto done;
 		if (restart != NULL && strcmp(restart, "Always") == 0) {
-			if ((rc = proj__qset_add(&w->total, &w->container)) != PROJ_QSET_OK ||
-			    (rc = proj__qset_add(&w->sidecars, &w->container)) != PROJ_QSET_OK) {
-				proj__qset_fail(&c, "resources", rc);
-				goto fail;
+			if (proj__qset_add(&w.total, &w.container) != 0 ||
+			    proj__qset_add(&w.sidecars, &w.container) != 0) {
+				proj__qset_overflow(&c, "resources");
+				goto done;
 			}
-			w->step = w->sidecars;
+			proj__qset_assign(&w.step, &w.sidecars);
 		} else {
-			w->step = w->container;
-			if ((rc = proj__qset_add(&w->step, &w->sidecars)) != PROJ_QSET_OK) {
-				proj__qset_fail(&c, "resources", rc);
-				goto fail;
+			proj__qset_assign(&w.step, &w.container);
+			if (proj__qset_add(&w.step, &w.sidecars) != 0) {
+				proj__qset_overflow(&c, "resources");
+				goto done;
 			}
 		}
-		if ((rc = proj__qset_max(&w->init_max, &w->step)) != PROJ_QSET_OK) {
-			proj__qset_fail(&c, "resources", rc);
-			goto fail;
-		}
+		proj__qset_max(&w.init_max, &w.step);
 	}
-	if ((rc = proj__qset_max(&w->total, &w->init_max)) != PROJ_QSET_OK) {
-		proj__qset_fail(spec, NULL, rc);
-		goto fail;
-	}
-	proj__qset_copy(&w->total, true, &out->requests, &out->n_requests);
-	free(w);
-	return 0;
-fail:
-	free(w);
-	return -1;
+	proj__qset_max(&w.total, &w.init_max);
+	proj__qset_copy(&w.total, true, &out->requests, &out->n_requests);
+	rc = 0;
+done:
+	proj__qset_free(&w.total);
+	proj__qset_free(&w.sidecars);
+	proj__qset_free(&w.init_max);
+	proj__qset_free(&w.container);
+	proj__qset_free(&w.step);
+	return rc;
 }
 
 /* The claims the pod uses, from its spec and from what the controllers recorded in status. */
@@ -754,8 +794,7 @@ static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_s
 	json_decode_scope_t e, ext;
 	const cJSON *arr, *item;
 	size_t i;
-	proj__names_t *set = xmalloc(sizeof(*set));
-	set->n = 0;
+	proj__names_t set = PROJ__NAMES_INIT;
 
 	if (json_decode_arr(spec, "resourceClaims", SIZE_MAX, &arr, NULL) != 0)
 		goto fail;
@@ -764,7 +803,7 @@ static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_s
 	{
 		if (json_decode_elem(spec, "resourceClaims", i++, item, &e, epath,
 				     sizeof(epath)) != 0 ||
-		    proj__names_add_member(&e, "resourceClaimName", set, "claims") != 0)
+		    proj__names_add_member(&e, "resourceClaimName", &set) != 0)
 			goto fail;
 	}
 	if (json_decode_arr(status, "resourceClaimStatuses", SIZE_MAX, &arr, NULL) != 0)
@@ -774,18 +813,18 @@ static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_s
 	{
 		if (json_decode_elem(status, "resourceClaimStatuses", i++, item, &e, epath,
 				     sizeof(epath)) != 0 ||
-		    proj__names_add_member(&e, "resourceClaimName", set, "claims") != 0)
+		    proj__names_add_member(&e, "resourceClaimName", &set) != 0)
 			goto fail;
 	}
 	if (json_decode_obj(status, "extendedResourceClaimStatus", false, &ext, xpath,
 			    sizeof(xpath)) != 0 ||
-	    proj__names_add_member(&ext, "resourceClaimName", set, "claims") != 0)
+	    proj__names_add_member(&ext, "resourceClaimName", &set) != 0)
 		goto fail;
-	proj__names_copy(set, &out->claims, &out->n_claims);
-	free(set);
+	proj__names_copy(&set, &out->claims, &out->n_claims);
+	proj__names_free(&set);
 	return 0;
 fail:
-	free(set);
+	proj__names_free(&set);
 	return -1;
 }
 
@@ -839,8 +878,7 @@ static int proj__claim_classes(const json_decode_scope_t *spec, projection_claim
 	json_decode_scope_t devices, req, exactly, sub;
 	const cJSON *reqs, *subs, *item, *s;
 	size_t i = 0;
-	proj__names_t *set = xmalloc(sizeof(*set));
-	set->n = 0;
+	proj__names_t set = PROJ__NAMES_INIT;
 	if (json_decode_obj(spec, "devices", false, &devices, dpath, sizeof(dpath)) != 0 ||
 	    json_decode_arr(&devices, "requests", SIZE_MAX, &reqs, NULL) != 0)
 		goto fail;
@@ -849,7 +887,7 @@ static int proj__claim_classes(const json_decode_scope_t *spec, projection_claim
 		if (json_decode_elem(&devices, "requests", i++, item, &req, rpath,
 				     sizeof(rpath)) != 0 ||
 		    json_decode_obj(&req, "exactly", false, &exactly, xpath, sizeof(xpath)) != 0 ||
-		    proj__names_add_member(&exactly, "deviceClassName", set, "device classes") !=
+		    proj__names_add_member(&exactly, "deviceClassName", &set) !=
 			    0 ||
 		    json_decode_arr(&req, "firstAvailable", SIZE_MAX, &subs, NULL) != 0)
 			goto fail;
@@ -858,16 +896,16 @@ static int proj__claim_classes(const json_decode_scope_t *spec, projection_claim
 		{
 			if (json_decode_elem(&req, "firstAvailable", j++, s, &sub, fpath,
 					     sizeof(fpath)) != 0 ||
-			    proj__names_add_member(&sub, "deviceClassName", set, "device classes") !=
+			    proj__names_add_member(&sub, "deviceClassName", &set) !=
 				    0)
 				goto fail;
 		}
 	}
-	proj__names_copy(set, &out->device_classes, &out->n_device_classes);
-	free(set);
+	proj__names_copy(&set, &out->device_classes, &out->n_device_classes);
+	proj__names_free(&set);
 	return 0;
 fail:
-	free(set);
+	proj__names_free(&set);
 	return -1;
 }
 

@@ -29,14 +29,6 @@
 
 #include <cjson/cJSON.h>
 
-/*
- * Upper bound on the entries of the sets a projection merges or
- * de-duplicates (claim names, device classes, extended resources). Real
- * objects stay far below it (the API allows 32 requests per claim); the bound
- * keeps the merge cost linear on hostile input. More is a decode error.
- */
-#define PROJECTION_MAX_SET 256
-
 /* Status of a condition; NONE when the object does not carry the condition. */
 typedef enum {
 	PROJECTION_CONDITION_NONE = 0,
