@@ -167,7 +167,7 @@ int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, voi
  * writes the parameter only when the API server's copy differs.
  */
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	char *plan;      /* data.plan */
 	bool frozen;     /* data.frozen == "true" */
 	char *breach_id; /* data.breachId */

@@ -24,7 +24,6 @@
 #include "json_decode.h"
 #include "xalloc.h"
 
-#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,103 +38,6 @@ static int proj__int(const json_decode_scope_t *s, const char *key, bool require
 		return -1;
 	if (present && (*out < min || *out > max))
 		return json_decode_fail(s, key, "out of range (%lld)", (long long)*out);
-	return 0;
-}
-
-/* ---- RFC 3339 times ---- */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static int64_t proj__days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static bool proj__digits(const char **p, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		char c = (*p)[i];
-		if (c < '0' || c > '9')
-			return false;
-		v = v * 10 + (c - '0');
-	}
-	*p += n;
-	*out = v;
-	return true;
-}
-
-/*
- * "2024-05-01T12:00:00Z", with optional fraction and numeric offset, as
- * metav1.Time and MicroTime are written. The fraction is dropped: decisions
- * work in seconds.
- */
-static int proj__parse_time(const char *s, int64_t *out)
-{
-	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	const char *p = s;
-	int y, mo, d, h, mi, sec;
-	/* Each test stops at the first mismatch, so p never moves past the NUL. */
-	if (!proj__digits(&p, 4, &y) || *p++ != '-' || !proj__digits(&p, 2, &mo) || *p++ != '-' ||
-	    !proj__digits(&p, 2, &d) || (*p != 'T' && *p != 't'))
-		return -1;
-	p++;
-	if (!proj__digits(&p, 2, &h) || *p++ != ':' || !proj__digits(&p, 2, &mi) || *p++ != ':' ||
-	    !proj__digits(&p, 2, &sec))
-		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59)
-		return -1;
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (mo == 2 && d == 29 && !leap)
-		return -1;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return -1;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	int64_t offset = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int sign = *p++ == '-' ? -1 : 1;
-		int oh, om;
-		if (!proj__digits(&p, 2, &oh) || *p++ != ':' || !proj__digits(&p, 2, &om) || oh > 23 ||
-		    om > 59)
-			return -1;
-		offset = sign * (int64_t)(oh * 3600 + om * 60);
-	} else {
-		return -1;
-	}
-	if (*p != '\0')
-		return -1;
-	*out = proj__days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset;
-	return 0;
-}
-
-/* A time member as unix seconds; 0 when absent. */
-static int proj__time(const json_decode_scope_t *s, const char *key, int64_t *out, bool *present)
-{
-	const char *v;
-	*out = 0;
-	if (present != NULL)
-		*present = false;
-	if (json_decode_str(s, key, false, &v) != 0)
-		return -1;
-	if (v == NULL)
-		return 0;
-	if (proj__parse_time(v, out) != 0) {
-		char q[JSON_DECODE_QUOTE_BUF];
-		json_decode_quote(q, sizeof(q), v);
-		return json_decode_fail(s, key, "not an RFC 3339 time %s", q);
-	}
-	if (present != NULL)
-		*present = true;
 	return 0;
 }
 
@@ -200,32 +102,6 @@ static const char *proj__parse_count(const char *s, int64_t *out)
 		return "quantity out of range";
 	*out = v;
 	return NULL;
-}
-
-/* ---- metadata ---- */
-
-static int proj__meta(const json_decode_scope_t *top, projection_meta_t *m)
-{
-	char path[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t md;
-	bool deleting;
-	if (json_decode_obj(top, "metadata", true, &md, path, sizeof(path)) != 0 ||
-	    json_decode_dup(&md, "name", true, &m->name) != 0)
-		return -1;
-	if (m->name[0] == '\0')
-		return json_decode_fail(&md, "name", "empty");
-	if (json_decode_dup(&md, "namespace", false, &m->namespace) != 0 ||
-	    json_decode_dup(&md, "uid", false, &m->uid) != 0 ||
-	    json_decode_dup(&md, "resourceVersion", false, &m->resource_version) != 0 ||
-	    proj__time(&md, "creationTimestamp", &m->created, NULL) != 0 ||
-	    proj__time(&md, "deletionTimestamp", &m->deleted, &deleting) != 0)
-		return -1;
-	if (m->namespace != NULL && m->namespace[0] == '\0') {
-		free(m->namespace);
-		m->namespace = NULL;
-	}
-	m->deleting = deleting;
-	return 0;
 }
 
 /*
@@ -603,7 +479,7 @@ int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, 
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
-	if (proj__meta(&top, &out->meta) != 0 ||
+	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
 	    json_decode_obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
 	    proj__labels(&md, "labels", NULL, &out->labels, &out->n_labels) != 0 ||
 	    proj__labels(&md, "annotations", "drashift.io/", &out->annotations,
@@ -799,7 +675,7 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
-	if (proj__meta(&top, &out->meta) != 0 ||
+	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
 	    proj__owner(&top, NULL, &out->owner_kind, &out->owner_name) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
@@ -813,13 +689,13 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	out->phase = proj__pod_phase(phase);
 
 	if (proj__condition(&status, "Ready", &cond, condpath, sizeof(condpath), &ready) != 0 ||
-	    proj__time(&cond, "lastTransitionTime", &out->ready_time, NULL) != 0)
+	    json_decode_time(&cond, "lastTransitionTime", &out->ready_time, NULL) != 0)
 		goto fail;
 	out->ready = ready == PROJECTION_CONDITION_TRUE;
 	if (proj__condition(&status, "PodScheduled", &cond, condpath, sizeof(condpath),
 			    &out->scheduled) != 0 ||
 	    json_decode_dup(&cond, "reason", false, &out->scheduled_reason) != 0 ||
-	    proj__time(&cond, "lastTransitionTime", &out->scheduled_time, NULL) != 0)
+	    json_decode_time(&cond, "lastTransitionTime", &out->scheduled_time, NULL) != 0)
 		goto fail;
 
 	if (proj__pod_claims(&spec, &status, out) != 0 || proj__pod_requests(&spec, out) != 0)
@@ -989,7 +865,7 @@ int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
-	if (proj__meta(&top, &out->meta) != 0 ||
+	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
 	    proj__owner(&top, "Pod", NULL, &out->owner_pod) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
@@ -1012,7 +888,7 @@ int projection_decode_slice(const cJSON *obj, projection_slice_t *out, char *err
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
-	if (proj__meta(&top, &out->meta) != 0 ||
+	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
 	    json_decode_obj(&top, "spec", true, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_dup(&spec, "driver", true, &out->driver) != 0 ||
 	    json_decode_dup(&spec, "nodeName", false, &out->node_name) != 0 ||
@@ -1055,7 +931,7 @@ int projection_decode_device_class(const cJSON *obj, projection_device_class_t *
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
-	if (proj__meta(&top, &out->meta) != 0 ||
+	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_dup(&spec, "extendedResourceName", false,
 			    &out->extended_resource_name) != 0)
@@ -1067,14 +943,6 @@ fail:
 }
 
 /* ---- freeing ---- */
-
-static void proj__free_meta(projection_meta_t *m)
-{
-	free(m->namespace);
-	free(m->name);
-	free(m->uid);
-	free(m->resource_version);
-}
 
 static void proj__free_labels(projection_label_t *l, size_t n)
 {
@@ -1101,7 +969,7 @@ static void proj__free_strings(char **v, size_t n)
 
 void projection_free_node(projection_node_t *p)
 {
-	proj__free_meta(&p->meta);
+	kube_object_meta_free(&p->meta);
 	proj__free_labels(p->labels, p->n_labels);
 	proj__free_labels(p->annotations, p->n_annotations);
 	proj__free_quantities(p->allocatable, p->n_allocatable);
@@ -1111,7 +979,7 @@ void projection_free_node(projection_node_t *p)
 
 void projection_free_pod(projection_pod_t *p)
 {
-	proj__free_meta(&p->meta);
+	kube_object_meta_free(&p->meta);
 	free(p->node_name);
 	free(p->scheduled_reason);
 	proj__free_strings(p->claims, p->n_claims);
@@ -1123,7 +991,7 @@ void projection_free_pod(projection_pod_t *p)
 
 void projection_free_claim(projection_claim_t *p)
 {
-	proj__free_meta(&p->meta);
+	kube_object_meta_free(&p->meta);
 	proj__free_strings(p->device_classes, p->n_device_classes);
 	for (size_t i = 0; i < p->n_results; i++) {
 		free(p->results[i].request);
@@ -1145,7 +1013,7 @@ void projection_free_claim(projection_claim_t *p)
 
 void projection_free_slice(projection_slice_t *p)
 {
-	proj__free_meta(&p->meta);
+	kube_object_meta_free(&p->meta);
 	free(p->driver);
 	free(p->node_name);
 	free(p->pool);
@@ -1155,51 +1023,40 @@ void projection_free_slice(projection_slice_t *p)
 
 void projection_free_device_class(projection_device_class_t *p)
 {
-	proj__free_meta(&p->meta);
+	kube_object_meta_free(&p->meta);
 	free(p->extended_resource_name);
 	memset(p, 0, sizeof(*p));
 }
 
 /* ---- size accounting ---- */
 
-static size_t proj__usable(const void *p)
-{
-	return p != NULL ? malloc_usable_size((void *)p) : 0;
-}
-
-static size_t proj__size_meta(const projection_meta_t *m)
-{
-	return proj__usable(m->namespace) + proj__usable(m->name) + proj__usable(m->uid) +
-	       proj__usable(m->resource_version);
-}
-
 static size_t proj__size_labels(const projection_label_t *l, size_t n)
 {
-	size_t s = proj__usable(l);
+	size_t s = kube_object_usable(l);
 	for (size_t i = 0; i < n; i++)
-		s += proj__usable(l[i].key) + proj__usable(l[i].value);
+		s += kube_object_usable(l[i].key) + kube_object_usable(l[i].value);
 	return s;
 }
 
 static size_t proj__size_quantities(const projection_quantity_t *q, size_t n)
 {
-	size_t s = proj__usable(q);
+	size_t s = kube_object_usable(q);
 	for (size_t i = 0; i < n; i++)
-		s += proj__usable(q[i].name);
+		s += kube_object_usable(q[i].name);
 	return s;
 }
 
 static size_t proj__size_strings(char *const *v, size_t n)
 {
-	size_t s = proj__usable(v);
+	size_t s = kube_object_usable(v);
 	for (size_t i = 0; i < n; i++)
-		s += proj__usable(v[i]);
+		s += kube_object_usable(v[i]);
 	return s;
 }
 
 size_t projection_size_node(const projection_node_t *p)
 {
-	return sizeof(*p) + proj__size_meta(&p->meta) + proj__size_labels(p->labels, p->n_labels) +
+	return sizeof(*p) + kube_object_meta_size(&p->meta) + proj__size_labels(p->labels, p->n_labels) +
 	       proj__size_labels(p->annotations, p->n_annotations) +
 	       proj__size_quantities(p->allocatable, p->n_allocatable) +
 	       proj__size_quantities(p->capacity, p->n_capacity);
@@ -1207,202 +1064,37 @@ size_t projection_size_node(const projection_node_t *p)
 
 size_t projection_size_pod(const projection_pod_t *p)
 {
-	return sizeof(*p) + proj__size_meta(&p->meta) + proj__usable(p->node_name) +
-	       proj__usable(p->scheduled_reason) + proj__size_strings(p->claims, p->n_claims) +
-	       proj__size_quantities(p->requests, p->n_requests) + proj__usable(p->owner_kind) +
-	       proj__usable(p->owner_name);
+	return sizeof(*p) + kube_object_meta_size(&p->meta) + kube_object_usable(p->node_name) +
+	       kube_object_usable(p->scheduled_reason) + proj__size_strings(p->claims, p->n_claims) +
+	       proj__size_quantities(p->requests, p->n_requests) + kube_object_usable(p->owner_kind) +
+	       kube_object_usable(p->owner_name);
 }
 
 size_t projection_size_claim(const projection_claim_t *p)
 {
-	size_t s = sizeof(*p) + proj__size_meta(&p->meta) +
+	size_t s = sizeof(*p) + kube_object_meta_size(&p->meta) +
 		   proj__size_strings(p->device_classes, p->n_device_classes) +
-		   proj__usable(p->results) + proj__usable(p->node_name) +
-		   proj__usable(p->reserved_for) + proj__usable(p->owner_pod);
+		   kube_object_usable(p->results) + kube_object_usable(p->node_name) +
+		   kube_object_usable(p->reserved_for) + kube_object_usable(p->owner_pod);
 	for (size_t i = 0; i < p->n_results; i++) {
-		s += proj__usable(p->results[i].request) + proj__usable(p->results[i].driver) +
-		     proj__usable(p->results[i].pool) + proj__usable(p->results[i].device);
+		s += kube_object_usable(p->results[i].request) + kube_object_usable(p->results[i].driver) +
+		     kube_object_usable(p->results[i].pool) + kube_object_usable(p->results[i].device);
 	}
 	for (size_t i = 0; i < p->n_reserved_for; i++) {
-		s += proj__usable(p->reserved_for[i].resource) +
-		     proj__usable(p->reserved_for[i].name) + proj__usable(p->reserved_for[i].uid);
+		s += kube_object_usable(p->reserved_for[i].resource) +
+		     kube_object_usable(p->reserved_for[i].name) + kube_object_usable(p->reserved_for[i].uid);
 	}
 	return s;
 }
 
 size_t projection_size_slice(const projection_slice_t *p)
 {
-	return sizeof(*p) + proj__size_meta(&p->meta) + proj__usable(p->driver) +
-	       proj__usable(p->node_name) + proj__usable(p->pool) +
+	return sizeof(*p) + kube_object_meta_size(&p->meta) + kube_object_usable(p->driver) +
+	       kube_object_usable(p->node_name) + kube_object_usable(p->pool) +
 	       proj__size_strings(p->devices, p->n_devices);
 }
 
 size_t projection_size_device_class(const projection_device_class_t *p)
 {
-	return sizeof(*p) + proj__size_meta(&p->meta) + proj__usable(p->extended_resource_name);
-}
-
-/* ---- watch events and list pages ---- */
-
-/*
- * Parse len bytes (not necessarily NUL-terminated) as one JSON object with
- * nothing but whitespace after it.
- */
-static cJSON *proj__parse(const char *text, size_t len, const char *what, char *err, size_t errlen)
-{
-	const char *end = NULL;
-	if (text == NULL || len == 0) {
-		json_decode_fail_at(err, errlen, "", "empty %s", what);
-		return NULL;
-	}
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	if (root == NULL) {
-		size_t at = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-		json_decode_fail_at(err, errlen, "", "%s is not valid JSON (at byte %zu of %zu)",
-				    what, at, len);
-		return NULL;
-	}
-	size_t pos = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : len;
-	while (pos < len && (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\r' ||
-			     text[pos] == '\n'))
-		pos++;
-	if (pos < len) {
-		cJSON_Delete(root);
-		json_decode_fail_at(err, errlen, "",
-				    "unexpected bytes after the JSON %s (at byte %zu)", what, pos);
-		return NULL;
-	}
-	if (!cJSON_IsObject(root)) {
-		cJSON_Delete(root);
-		json_decode_fail_at(err, errlen, "", "%s is not a JSON object", what);
-		return NULL;
-	}
-	return root;
-}
-
-static bool proj__event_type(const char *s, projection_event_type_t *out)
-{
-	static const struct {
-		const char *name;
-		projection_event_type_t type;
-	} types[] = {
-		{"ADDED", PROJECTION_EVENT_ADDED},       {"MODIFIED", PROJECTION_EVENT_MODIFIED},
-		{"DELETED", PROJECTION_EVENT_DELETED},   {"BOOKMARK", PROJECTION_EVENT_BOOKMARK},
-		{"ERROR", PROJECTION_EVENT_ERROR},
-	};
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		if (strcmp(s, types[i].name) == 0) {
-			*out = types[i].type;
-			return true;
-		}
-	}
-	return false;
-}
-
-int projection_decode_event(const char *line, size_t len, projection_event_t *ev, char *err,
-			    size_t errlen)
-{
-	char opath[JSON_DECODE_PATH_MAX], mpath[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t top, object, md;
-	const char *type;
-	memset(ev, 0, sizeof(*ev));
-	cJSON *root = proj__parse(line, len, "event", err, errlen);
-	if (root == NULL)
-		return -1;
-	if (json_decode_top(root, &top, err, errlen) != 0 ||
-	    json_decode_str(&top, "type", true, &type) != 0 ||
-	    json_decode_obj(&top, "object", true, &object, opath, sizeof(opath)) != 0)
-		goto fail;
-	if (!proj__event_type(type, &ev->type)) {
-		char q[JSON_DECODE_QUOTE_BUF];
-		json_decode_quote(q, sizeof(q), type);
-		json_decode_fail(&top, "type", "unknown event type %s", q);
-		goto fail;
-	}
-	if (ev->type == PROJECTION_EVENT_ERROR) {
-		int64_t code;
-		if (proj__int(&object, "code", false, 0, 999, &code) != 0 ||
-		    json_decode_dup(&object, "reason", false, &ev->error_reason) != 0 ||
-		    json_decode_dup(&object, "message", false, &ev->error_message) != 0)
-			goto fail;
-		ev->error_code = (int)code;
-	} else if (json_decode_obj(&object, "metadata", ev->type == PROJECTION_EVENT_BOOKMARK, &md,
-				   mpath, sizeof(mpath)) != 0 ||
-		   json_decode_dup(&md, "resourceVersion", ev->type == PROJECTION_EVENT_BOOKMARK,
-				   &ev->resource_version) != 0) {
-		goto fail;
-	}
-	ev->object = cJSON_DetachItemViaPointer(root, (cJSON *)object.obj);
-	cJSON_Delete(root);
-	return 0;
-fail:
-	cJSON_Delete(root);
-	projection_event_free(ev);
-	return -1;
-}
-
-void projection_event_free(projection_event_t *ev)
-{
-	cJSON_Delete(ev->object);
-	free(ev->resource_version);
-	free(ev->error_reason);
-	free(ev->error_message);
-	memset(ev, 0, sizeof(*ev));
-}
-
-int projection_decode_list(const char *body, size_t len, projection_list_t *out, char *err,
-			   size_t errlen)
-{
-	char mpath[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t top, md;
-	const char *kind;
-	const cJSON *items;
-	memset(out, 0, sizeof(*out));
-	cJSON *root = proj__parse(body, len, "list", err, errlen);
-	if (root == NULL)
-		return -1;
-	if (json_decode_top(root, &top, err, errlen) != 0 ||
-	    json_decode_str(&top, "kind", false, &kind) != 0)
-		goto fail;
-	if (kind != NULL && strcmp(kind, "Status") == 0) {
-		/* A failed request answered 200 would be a server bug, but say what it said. */
-		const char *msg = NULL;
-		char q[JSON_DECODE_QUOTE_BUF];
-		(void)json_decode_str(&top, "message", false, &msg);
-		json_decode_quote(q, sizeof(q), msg != NULL ? msg : "");
-		json_decode_fail(&top, "kind", "a Status, not a list: %s", q);
-		goto fail;
-	}
-	if (json_decode_arr(&top, "items", SIZE_MAX, &items, NULL) != 0 ||
-	    json_decode_obj(&top, "metadata", true, &md, mpath, sizeof(mpath)) != 0 ||
-	    json_decode_dup(&md, "resourceVersion", true, &out->resource_version) != 0 ||
-	    json_decode_dup(&md, "continue", false, &out->continue_token) != 0)
-		goto fail;
-	if (out->continue_token != NULL && out->continue_token[0] == '\0') {
-		free(out->continue_token);
-		out->continue_token = NULL;
-	}
-	if (items != NULL) {
-		out->items = cJSON_DetachItemViaPointer(root, (cJSON *)items);
-	} else {
-		out->items = cJSON_CreateArray();
-		if (out->items == NULL) {
-			snprintf(err, errlen, "items: out of memory");
-			goto fail;
-		}
-	}
-	cJSON_Delete(root);
-	return 0;
-fail:
-	cJSON_Delete(root);
-	projection_list_free(out);
-	return -1;
-}
-
-void projection_list_free(projection_list_t *l)
-{
-	cJSON_Delete(l->items);
-	free(l->resource_version);
-	free(l->continue_token);
-	memset(l, 0, sizeof(*l));
+	return sizeof(*p) + kube_object_meta_size(&p->meta) + kube_object_usable(p->extended_resource_name);
 }

@@ -40,6 +40,7 @@
 #include <uv.h>
 
 #include "kube_http.h"
+#include "rfc3339.h"
 #include "strmap.h"
 
 /* The API's limit on an Event's note, in bytes. */
@@ -47,7 +48,7 @@
 /* The API's limits on reason, action and reportingInstance. */
 #define EVENTS_FIELD_MAX 128
 /* MicroTime "2006-01-02T15:04:05.000000Z" and its NUL. */
-#define EVENTS_MICROTIME_LEN 28
+#define EVENTS_MICROTIME_LEN RFC3339_LEN
 
 /* The object an Event is about. */
 typedef struct {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "projection.h"
+#include "kinds.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -62,20 +63,20 @@ static int decode_all(const char *buf, size_t len)
 {
 	char err[256];
 	int ok = 0;
-	projection_event_t ev;
-	if (projection_decode_event(buf, len, &ev, err, sizeof(err)) == 0) {
+	kube_object_event_t ev;
+	if (kube_object_decode_event(buf, len, &ev, err, sizeof(err)) == 0) {
 		ok++;
-		projection_event_free(&ev);
+		kube_object_event_free(&ev);
 	}
-	projection_list_t list;
-	if (projection_decode_list(buf, len, &list, err, sizeof(err)) == 0) {
+	kube_object_list_t list;
+	if (kube_object_decode_list(buf, len, &list, err, sizeof(err)) == 0) {
 		ok++;
-		projection_list_free(&list);
+		kube_object_list_free(&list);
 	}
 	cJSON *obj = cJSON_ParseWithLength(buf, len);
 	if (obj != NULL) {
-		const store_kind_t *kinds[] = { &store_kind_nodes, &store_kind_pods, &store_kind_claims,
-						&store_kind_slices, &store_kind_device_classes };
+		const store_kind_t *kinds[] = { &kinds_nodes, &kinds_pods, &kinds_claims,
+						&kinds_slices, &kinds_device_classes };
 		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 			void *proj = xcalloc(1, kinds[k]->size);
 			if (kinds[k]->decode(obj, proj, err, sizeof(err)) == 0) {

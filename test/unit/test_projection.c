@@ -990,15 +990,15 @@ static void test_event_bookmark(void **state)
 	(void)state;
 	size_t len;
 	char *line = read_fixture("event_bookmark.json", &len);
-	projection_event_t ev;
+	kube_object_event_t ev;
 	char err[256];
-	assert_int_equal(projection_decode_event(line, len, &ev, err, sizeof(err)), 0);
-	assert_int_equal(ev.type, PROJECTION_EVENT_BOOKMARK);
+	assert_int_equal(kube_object_decode_event(line, len, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBE_OBJECT_EVENT_BOOKMARK);
 	assert_string_equal(ev.resource_version, "52977");
 	assert_true(cJSON_IsObject(ev.object));
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev.object, "kind")), "Pod");
 	assert_int_equal(ev.error_code, 0);
-	projection_event_free(&ev);
+	kube_object_event_free(&ev);
 	assert_zeroed(&ev, sizeof(ev));
 	free(line);
 }
@@ -1008,16 +1008,16 @@ static void test_event_error_410(void **state)
 	(void)state;
 	size_t len;
 	char *line = read_fixture("event_error_410.json", &len);
-	projection_event_t ev;
+	kube_object_event_t ev;
 	char err[256];
-	assert_int_equal(projection_decode_event(line, len, &ev, err, sizeof(err)), 0);
-	assert_int_equal(ev.type, PROJECTION_EVENT_ERROR);
+	assert_int_equal(kube_object_decode_event(line, len, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBE_OBJECT_EVENT_ERROR);
 	assert_int_equal(ev.error_code, 410);
 	assert_string_equal(ev.error_reason, "Expired");
 	assert_string_equal(ev.error_message, "too old resource version: 48000 (52977)");
 	assert_null(ev.resource_version);
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev.object, "kind")), "Status");
-	projection_event_free(&ev);
+	kube_object_event_free(&ev);
 	free(line);
 }
 
@@ -1026,21 +1026,21 @@ static void test_event_modified_pod(void **state)
 	(void)state;
 	size_t len;
 	char *line = read_fixture("event_modified_pod.json", &len);
-	projection_event_t ev;
+	kube_object_event_t ev;
 	projection_pod_t p;
 	char err[256];
 	/* Not NUL-terminated, as the framer delivers lines inside a chunk. */
 	char *exact = malloc(len);
 	assert_non_null(exact);
 	memcpy(exact, line, len);
-	assert_int_equal(projection_decode_event(exact, len, &ev, err, sizeof(err)), 0);
-	assert_int_equal(ev.type, PROJECTION_EVENT_MODIFIED);
+	assert_int_equal(kube_object_decode_event(exact, len, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBE_OBJECT_EVENT_MODIFIED);
 	assert_string_equal(ev.resource_version, "48213");
 	assert_int_equal(projection_decode_pod(ev.object, &p, err, sizeof(err)), 0);
 	assert_string_equal(p.meta.name, "train-1-0-x7k2p");
 	assert_int_equal(request_of(&p, "example.com/gpu"), 2);
 	projection_free_pod(&p);
-	projection_event_free(&ev);
+	kube_object_event_free(&ev);
 	free(exact);
 	free(line);
 }
@@ -1078,21 +1078,21 @@ static void test_event_malformed(void **state)
 	};
 	char err[256];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		projection_event_t ev;
+		kube_object_event_t ev;
 		memset(&ev, 0x5a, sizeof(ev));
-		int rc = projection_decode_event(cases[i].line, strlen(cases[i].line), &ev, err,
+		int rc = kube_object_decode_event(cases[i].line, strlen(cases[i].line), &ev, err,
 						 sizeof(err));
 		if (rc != -1 || strcmp(err, cases[i].err) != 0)
 			fail_msg("case %zu: rc %d err \"%s\", want \"%s\"", i, rc, err, cases[i].err);
 		assert_zeroed(&ev, sizeof(ev));
 	}
 	/* A DELETED event with a trailing "\r" or spaces is fine. */
-	projection_event_t ev;
+	kube_object_event_t ev;
 	const char *ok = "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"x\"}}} \r";
-	assert_int_equal(projection_decode_event(ok, strlen(ok), &ev, err, sizeof(err)), 0);
-	assert_int_equal(ev.type, PROJECTION_EVENT_DELETED);
+	assert_int_equal(kube_object_decode_event(ok, strlen(ok), &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBE_OBJECT_EVENT_DELETED);
 	assert_null(ev.resource_version);
-	projection_event_free(&ev);
+	kube_object_event_free(&ev);
 }
 
 /* Every prefix of a real event is refused: a cut-off line never passes for an event. */
@@ -1103,11 +1103,11 @@ static void test_event_truncated_everywhere(void **state)
 	char *line = read_fixture("event_modified_pod.json", &len);
 	char err[256];
 	for (size_t cut = 0; cut < len; cut++) {
-		projection_event_t ev;
+		kube_object_event_t ev;
 		char *prefix = malloc(cut + 1);
 		assert_non_null(prefix);
 		memcpy(prefix, line, cut);
-		assert_int_equal(projection_decode_event(prefix, cut, &ev, err, sizeof(err)), -1);
+		assert_int_equal(kube_object_decode_event(prefix, cut, &ev, err, sizeof(err)), -1);
 		assert_true(strncmp(err, "(top level): ", 13) == 0);
 		assert_zeroed(&ev, sizeof(ev));
 		free(prefix);
@@ -1122,9 +1122,9 @@ static void test_list_page_with_continue(void **state)
 	(void)state;
 	size_t len;
 	char *body = read_fixture("list_pods_page1.json", &len);
-	projection_list_t l;
+	kube_object_list_t l;
 	char err[256];
-	assert_int_equal(projection_decode_list(body, len, &l, err, sizeof(err)), 0);
+	assert_int_equal(kube_object_decode_list(body, len, &l, err, sizeof(err)), 0);
 	assert_string_equal(l.resource_version, "52977");
 	assert_string_equal(l.continue_token,
 			    "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NTI5NzcsInN0YXJ0IjoibWwtdGVhbS90cmFpbi0x"
@@ -1140,7 +1140,7 @@ static void test_list_page_with_continue(void **state)
 		assert_string_equal(p.meta.name, names[i++]);
 		projection_free_pod(&p);
 	}
-	projection_list_free(&l);
+	kube_object_list_free(&l);
 	assert_zeroed(&l, sizeof(l));
 	free(body);
 }
@@ -1150,23 +1150,23 @@ static void test_list_last_page(void **state)
 	(void)state;
 	size_t len;
 	char *body = read_fixture("list_pods_last.json", &len);
-	projection_list_t l;
+	kube_object_list_t l;
 	char err[256];
-	assert_int_equal(projection_decode_list(body, len, &l, err, sizeof(err)), 0);
+	assert_int_equal(kube_object_decode_list(body, len, &l, err, sizeof(err)), 0);
 	assert_null(l.continue_token);
 	assert_int_equal(cJSON_GetArraySize(l.items), 1);
-	projection_list_free(&l);
+	kube_object_list_free(&l);
 	free(body);
 
 	/* An empty continue and a null items array: the last, empty page. */
 	const char *empty = "{\"kind\":\"ResourceSliceList\",\"apiVersion\":\"resource.k8s.io/v1\","
 			    "\"metadata\":{\"resourceVersion\":\"9\",\"continue\":\"\"},\"items\":null}";
-	assert_int_equal(projection_decode_list(empty, strlen(empty), &l, err, sizeof(err)), 0);
+	assert_int_equal(kube_object_decode_list(empty, strlen(empty), &l, err, sizeof(err)), 0);
 	assert_null(l.continue_token);
 	assert_string_equal(l.resource_version, "9");
 	assert_true(cJSON_IsArray(l.items));
 	assert_int_equal(cJSON_GetArraySize(l.items), 0);
-	projection_list_free(&l);
+	kube_object_list_free(&l);
 }
 
 static void test_list_malformed(void **state)
@@ -1189,9 +1189,9 @@ static void test_list_malformed(void **state)
 	};
 	char err[256];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		projection_list_t l;
+		kube_object_list_t l;
 		memset(&l, 0x5a, sizeof(l));
-		int rc = projection_decode_list(cases[i].body, strlen(cases[i].body), &l, err,
+		int rc = kube_object_decode_list(cases[i].body, strlen(cases[i].body), &l, err,
 						sizeof(err));
 		if (rc != -1 || strcmp(err, cases[i].err) != 0)
 			fail_msg("case %zu: rc %d err \"%s\", want \"%s\"", i, rc, err, cases[i].err);
