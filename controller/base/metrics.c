@@ -574,13 +574,6 @@ int metrics_gauge_remove(metrics_gauge_t *g, ...)
 	return rc;
 }
 
-int metrics_histogram_remove(metrics_histogram_t *h, ...)
-{
-	int rc;
-	METRICS_CHILD_REMOVE(&h->family, h, rc);
-	return rc;
-}
-
 static double metrics_child_gauge_value(const metrics_child_t *child)
 {
 	return child->fn ? child->fn(child->fn_data) : child->value;

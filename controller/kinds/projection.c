@@ -387,38 +387,6 @@ static projection_condition_t proj__condition_status(const char *s)
 	return PROJECTION_CONDITION_UNKNOWN;
 }
 
-const char *projection_condition_name(projection_condition_t c)
-{
-	switch (c) {
-	case PROJECTION_CONDITION_TRUE:
-		return "True";
-	case PROJECTION_CONDITION_FALSE:
-		return "False";
-	case PROJECTION_CONDITION_UNKNOWN:
-		return "Unknown";
-	case PROJECTION_CONDITION_NONE:
-		break;
-	}
-	return "None";
-}
-
-const char *projection_pod_phase_name(projection_pod_phase_t phase)
-{
-	switch (phase) {
-	case PROJECTION_POD_PENDING:
-		return "Pending";
-	case PROJECTION_POD_RUNNING:
-		return "Running";
-	case PROJECTION_POD_SUCCEEDED:
-		return "Succeeded";
-	case PROJECTION_POD_FAILED:
-		return "Failed";
-	case PROJECTION_POD_UNKNOWN:
-		break;
-	}
-	return "Unknown";
-}
-
 bool projection_quantity_find(const projection_quantity_t *q, size_t n, const char *name,
 			      int64_t *count)
 {

@@ -47,9 +47,6 @@ typedef enum {
 	PROJECTION_CONDITION_UNKNOWN,
 } projection_condition_t;
 
-/* "True", "False", "Unknown" or "None", for logs. */
-const char *projection_condition_name(projection_condition_t c);
-
 /* A label or annotation. */
 typedef struct {
 	char *key;
@@ -112,9 +109,6 @@ typedef enum {
 	PROJECTION_POD_SUCCEEDED,
 	PROJECTION_POD_FAILED,
 } projection_pod_phase_t;
-
-/* "Pending", "Running", ... for logs. */
-const char *projection_pod_phase_name(projection_pod_phase_t phase);
 
 typedef struct {
 	kube_object_meta_t meta;

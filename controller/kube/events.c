@@ -493,18 +493,6 @@ void events_recorder_set_flush_interval(events_recorder_t *rec, uint64_t ms)
 		uv_timer_start(&rec->flush_timer, events_on_flush_timer, rec->flush_ms, rec->flush_ms);
 }
 
-void events_recorder_set_limits(events_recorder_t *rec, const events_limits_t *l)
-{
-	const events_limits_t *d = &events_default_limits;
-	rec->limits.window_ms = l->window_ms ? l->window_ms : d->window_ms;
-	rec->limits.burst = l->burst ? l->burst : d->burst;
-	rec->limits.refill_ms = l->refill_ms ? l->refill_ms : d->refill_ms;
-	rec->limits.max_series = l->max_series ? l->max_series : d->max_series;
-	rec->limits.max_objects = l->max_objects ? l->max_objects : d->max_objects;
-	rec->table.max = rec->limits.max_series;
-	rec->buckets.max = rec->limits.max_objects;
-}
-
 uint64_t events_dropped(const events_recorder_t *rec)
 {
 	return rec->stats.dropped;

@@ -92,8 +92,6 @@ events_recorder_t *events_recorder_new(uv_loop_t *loop, kube_http_t *http, const
 
 /* Send series updates every ms milliseconds instead of every 10 s (tests). */
 void events_recorder_set_flush_interval(events_recorder_t *rec, uint64_t ms);
-/* Replace the limits; zero fields keep their defaults. Call before the first event. */
-void events_recorder_set_limits(events_recorder_t *rec, const events_limits_t *limits);
 
 /*
  * Record an event about regarding. type is "Normal" or "Warning"; reason is
