@@ -19,8 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "projection.h"
+#include "fixture.h"
 #include "kinds.h"
+#include "projection.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -41,21 +42,6 @@ static void sweep_free(void *p)
 	if (p)
 		alloc_live--;
 	free(p);
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = xmalloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
 }
 
 /* Decode one document with every decoder that could apply; returns how many succeeded. */
@@ -103,10 +89,10 @@ static void test_every_parser_allocation_may_fail(void **state)
 	while ((e = readdir(d)) != NULL) {
 		if (strstr(e->d_name, ".json") == NULL)
 			continue;
-		char path[512];
-		snprintf(path, sizeof(path), "%s/objects/%s", FIXTURES, e->d_name);
+		char name[512];
+		snprintf(name, sizeof(name), "objects/%s", e->d_name);
 		size_t len;
-		char *buf = read_file(path, &len);
+		char *buf = fixture_read(name, &len);
 
 		alloc_fail_at = 0;
 		alloc_count = 0;
