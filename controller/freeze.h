@@ -1,7 +1,7 @@
 /*
  * The freeze's switch: the parameter object of the ValidatingAdmissionPolicy
  * shipped in manifests/freeze-policy.yaml ("Frozen means frozen",
- * ../shared/DESIGN.md 3.6 and 5).
+ * docs/invariants.md; the freeze in docs/dra-facts.md).
  *
  * When the SLO gate sees DRA hurting a pool, CREATE of ResourceClaims that
  * ask for the pool's DeviceClasses must be denied in the namespaces the plan

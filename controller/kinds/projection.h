@@ -2,7 +2,7 @@
  * Projections: the few fields of a Kubernetes object that drashift's
  * decisions read, decoded from the API's JSON into compact structs.
  *
- * Caches hold projections, not objects (DESIGN.md section 6). A Pod as the API
+ * Caches hold projections, not objects (docs/architecture.md). A Pod as the API
  * server returns it is tens of KiB once managedFields, env and volumes are
  * counted; its projection is a few hundred bytes. Every field below says which
  * decision needs it; a field nothing reads does not belong here.

@@ -5,7 +5,7 @@
  *   bench_cache [--pods N] [--claims N] [--nodes N] [--repeat R]
  *   bench_cache --sample      print one synthetic event of each shape and exit
  *
- * A benchmark, not a test (DESIGN.md section 7): it prints numbers to read
+ * A benchmark, not a test (docs/architecture.md, "How it is tested"): it prints numbers to read
  * and compare, never a timing verdict. It exits non-zero only when the path
  * malfunctions: an event that does not decode, a store that does not hold
  * exactly the objects sent, a projection that lost what a decision reads.

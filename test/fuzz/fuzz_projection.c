@@ -9,9 +9,8 @@
  * Seed it with test/unit/fixtures/objects (copied: libFuzzer writes into the
  * first corpus directory).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icontroller \
- *     test/fuzz/fuzz_projection.c controller/projection.c controller/xalloc.c \
- *     $(pkg-config --cflags --libs libcjson) -o fuzz_projection
+ *   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+ *   meson compile -C build-fuzz test/fuzz/fuzz_projection
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -101,7 +101,7 @@ static void test_bookmark_moves_rv_and_410_asks_for_relist(void **state)
 /*
  * An object the decoder refuses must not make the cache forget it: a pod
  * that still holds a device would vanish, and a driver could be removed
- * under it (DESIGN.md invariant 3: if it cannot be read, assume it is held).
+ * under it (docs/invariants.md, invariant 3: if it cannot be read, assume it is held).
  */
 static void test_undecodable_object_keeps_cached_state(void **state)
 {
