@@ -17,11 +17,14 @@
 #include "slo.h"
 #include "slo_tracker.h"
 #include "strmap.h"
+#include "timer.h"
 #include "workqueue.h"
 #include "xalloc.h"
 
 /* How long a write may stay unseen by the watch before the controller stops waiting for it. */
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
+/* Changes that arrive together are decided together: a reconcile runs at most this long after its plan is queued. */
+#define PLAN_BATCH_MS 50
 
 /*
  * One of the freeze's switches, per plan: the state this process wrote (or
@@ -1142,7 +1145,11 @@ static void plan_controller_schedule(plan_controller_t *pc)
 	uint64_t due = workqueue_next_due(pc->queue, uv_now(pc->loop));
 	if (due == UINT64_MAX)
 		return;
-	uv_timer_start(&pc->timer, plan_on_timer, due < 50 ? 50 : due, 0);
+	/*
+	 * Events may bring the next reconcile forward, never push it back: a
+	 * busy cluster sends them less than the 50 ms batching delay apart.
+	 */
+	timer_arm_within(&pc->timer, plan_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
 }
 
 void plan_controller_poke(plan_controller_t *pc)

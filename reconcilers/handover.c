@@ -37,11 +37,6 @@ int handover_step_parse(const char *name)
 	return -1;
 }
 
-bool handover_step_unavailable(handover_step_t step)
-{
-	return step != HANDOVER_LEGACY && step != HANDOVER_DRA;
-}
-
 /* ---- reading the record -------------------------------------------------- */
 
 static const char *handover_annotation(const projection_node_t *node, const char *key)

@@ -10,9 +10,8 @@
  * plan_canary_size at the edges. Seed it with test/unit/fixtures/plans
  * (copied: libFuzzer writes into the first corpus directory).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icontroller -Ireconcilers \
- *     test/fuzz/fuzz_plan.c reconcilers/plan.c controller/xalloc.c \
- *     $(pkg-config --cflags --libs libcjson) -o fuzz_plan
+ *   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+ *   meson compile -C build-fuzz test/fuzz/fuzz_plan
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * Node handover decisions: every transition as a table row, and the safety
- * invariants of DESIGN.md section 3 checked over every combination of step,
+ * invariants of docs/invariants.md checked over every combination of step,
  * labels, cordon, usage, advertisements and goal.
  */
 #include <setjmp.h>

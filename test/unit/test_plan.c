@@ -23,56 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "plan.h"
 #include "xalloc.h"
-
-#ifndef FIXTURES
-#error "FIXTURES must name the test/unit/fixtures directory"
-#endif
 
 #define MIN_MS(m) ((uint64_t)(m) * 60 * 1000)
 #define HOUR_MS(h) ((uint64_t)(h) * 60 * 60 * 1000)
 
 /* ---- helpers ---- */
-
-static cJSON *load(const char *name)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/plans/%s", FIXTURES, name);
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open fixture %s", path);
-	fseek(f, 0, SEEK_END);
-	long size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	assert_true(size >= 0);
-	char *buf = malloc((size_t)size + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	buf[size] = '\0';
-	cJSON *obj = cJSON_ParseWithLength(buf, (size_t)size);
-	free(buf);
-	if (obj == NULL)
-		fail_msg("fixture %s is not valid JSON", name);
-	return obj;
-}
-
-/* JSON written with single quotes for readability: {'a':1} -> {"a":1}. */
-static cJSON *json(const char *single_quoted)
-{
-	char *s = strdup(single_quoted);
-	assert_non_null(s);
-	for (char *p = s; *p != '\0'; p++) {
-		if (*p == '\'')
-			*p = '"';
-	}
-	cJSON *obj = cJSON_Parse(s);
-	if (obj == NULL)
-		fail_msg("test JSON does not parse: %s", s);
-	free(s);
-	return obj;
-}
 
 /*
  * Set the member at path ("spec.pools[0].canary", "spec.pools[1]") to the
@@ -107,7 +65,7 @@ static void mutate(cJSON *root, const char *path, const char *value)
 			if (last) {
 				cJSON_DeleteItemFromObjectCaseSensitive(cur, name);
 				if (value != NULL)
-					cJSON_AddItemToObject(cur, name, json(value));
+					cJSON_AddItemToObject(cur, name, fixture_quoted_json(value));
 				return;
 			}
 			if (child == NULL)
@@ -121,9 +79,9 @@ static void mutate(cJSON *root, const char *path, const char *value)
 			if (value == NULL)
 				cJSON_DeleteItemFromArray(child, (int)idx);
 			else if (idx == size)
-				cJSON_AddItemToArray(child, json(value));
+				cJSON_AddItemToArray(child, fixture_quoted_json(value));
 			else
-				assert_true(cJSON_ReplaceItemInArray(child, (int)idx, json(value)));
+				assert_true(cJSON_ReplaceItemInArray(child, (int)idx, fixture_quoted_json(value)));
 			return;
 		}
 		cur = cJSON_GetArrayItem(child, (int)idx);
@@ -186,7 +144,7 @@ static void assert_req(const plan_requirement_t *r, const char *key, plan_select
 static void test_decode_gpu_migration_example(void **state)
 {
 	(void)state;
-	cJSON *obj = load("gpu-migration.json");
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
 	plan_t p;
 	decode_ok(obj, &p);
 
@@ -259,7 +217,7 @@ static void test_decode_gpu_migration_example(void **state)
 static void test_decode_nvidia_gpu_operator_example(void **state)
 {
 	(void)state;
-	cJSON *obj = load("nvidia-gpu-operator.json");
+	cJSON *obj = fixture_json("plans/nvidia-gpu-operator.json");
 	plan_t p;
 	decode_ok(obj, &p);
 
@@ -324,7 +282,7 @@ static void assert_same_label(const plan_label_t *x, const plan_label_t *y)
 static void test_defaults_match_the_crd(void **state)
 {
 	(void)state;
-	cJSON *written = load("minimal.json"), *stored = load("minimal-defaulted.json");
+	cJSON *written = fixture_json("plans/minimal.json"), *stored = fixture_json("plans/minimal-defaulted.json");
 	plan_t w, s;
 	decode_ok(written, &w);
 	decode_ok(stored, &s);
@@ -384,7 +342,7 @@ static void test_defaults_match_the_crd(void **state)
 static void test_rollback_pause_and_acknowledgement(void **state)
 {
 	(void)state;
-	cJSON *obj = load("gpu-migration.json");
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
 	mutate(obj, "spec.rollback", "{'all':false,'pools':['b']}");
 	mutate(obj, "spec.paused", "true");
 	mutate(obj, "spec.acknowledgedBreach", "'a-allocationLatencyP95-1714564800'");
@@ -412,7 +370,7 @@ static void test_rollback_pause_and_acknowledgement(void **state)
 static void test_null_members_take_defaults(void **state)
 {
 	(void)state;
-	cJSON *obj = load("minimal.json");
+	cJSON *obj = fixture_json("plans/minimal.json");
 	mutate(obj, "spec.pools[0].canary", "null");
 	mutate(obj, "spec.pools[0].bakeTime", "null");
 	mutate(obj, "spec.slo", "null");
@@ -571,7 +529,7 @@ static void test_validation_errors_name_the_field(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(validation_cases) / sizeof(validation_cases[0]); i++) {
 		const plan_case_t *c = &validation_cases[i];
-		cJSON *obj = load("minimal.json");
+		cJSON *obj = fixture_json("plans/minimal.json");
 		mutate(obj, c->path, c->value);
 		decode_fails(obj, c->want);
 		cJSON_Delete(obj);
@@ -622,12 +580,12 @@ static void test_malformed_types(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(type_cases) / sizeof(type_cases[0]); i++) {
 		const plan_case_t *c = &type_cases[i];
-		cJSON *obj = load("minimal.json");
+		cJSON *obj = fixture_json("plans/minimal.json");
 		mutate(obj, c->path, c->value);
 		decode_fails(obj, c->want);
 		cJSON_Delete(obj);
 	}
-	cJSON *arr = json("[{'spec':{}}]");
+	cJSON *arr = fixture_quoted_json("[{'spec':{}}]");
 	decode_fails(arr, "(top level): not a JSON object");
 	cJSON_Delete(arr);
 	decode_fails(NULL, "(top level): not a JSON object");
@@ -637,12 +595,12 @@ static void test_malformed_types(void **state)
 static void test_limits(void **state)
 {
 	(void)state;
-	cJSON *obj = load("minimal.json");
+	cJSON *obj = fixture_json("plans/minimal.json");
 	cJSON *pools = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "pools");
 	for (int i = 1; i < 33; i++) {
 		char pool[160];
 		snprintf(pool, sizeof(pool), "{'name':'p%d','nodeSelector':{'matchLabels':{'drashift.io/pool':'p%d'}}}", i, i);
-		cJSON_AddItemToArray(pools, json(pool));
+		cJSON_AddItemToArray(pools, fixture_quoted_json(pool));
 	}
 	decode_fails(obj, "spec.pools: more than 32 items");
 	cJSON_DeleteItemFromArray(pools, 32);
@@ -653,7 +611,7 @@ static void test_limits(void **state)
 	plan_free(&p);
 	cJSON_Delete(obj);
 
-	obj = load("minimal.json");
+	obj = fixture_json("plans/minimal.json");
 	mutate(obj, "spec.pools[0].nodeSelector", "{'matchLabels':{'a':'1','b':'1','c':'1','d':'1','e':'1','f':'1','g':'1',"
 						 "'h':'1','i':'1','j':'1','k':'1','l':'1','m':'1','n':'1','o':'1','p':'1','q':'1'}}");
 	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels: more than 16 labels");
@@ -680,7 +638,7 @@ static void test_duplicate_members(void **state)
 static void test_errors_stay_one_line(void **state)
 {
 	(void)state;
-	cJSON *obj = load("minimal.json");
+	cJSON *obj = fixture_json("plans/minimal.json");
 	mutate(obj, "spec.pools[0].nodeSelector", "{'matchLabels':{'bad\\nkey\\u0001':'a'}}");
 	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels[\"bad\\x0akey\\x01\"]: must be a label key such as "
 			  "example.com/name");
@@ -696,7 +654,7 @@ static void test_errors_stay_one_line(void **state)
 	cJSON_Delete(obj);
 
 	/* A long hostile value is cut in the message. */
-	obj = load("minimal.json");
+	obj = fixture_json("plans/minimal.json");
 	char big[400] = "'";
 	memset(big + 1, 'Z', 300);
 	memcpy(big + 301, "'", 2);
@@ -707,7 +665,7 @@ static void test_errors_stay_one_line(void **state)
 						 0),
 						 "canary"),
 		"namespaces");
-	cJSON *v = json(big);
+	cJSON *v = fixture_quoted_json(big);
 	cJSON_AddItemToArray(ns, v);
 	char err[512];
 	assert_int_equal(plan_decode(obj, &p, err, sizeof(err)), -1);
@@ -760,7 +718,7 @@ static void test_durations(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char value[96], want[256];
-		cJSON *obj = load("minimal.json");
+		cJSON *obj = fixture_json("plans/minimal.json");
 		snprintf(value, sizeof(value), "'%s'", cases[i].text);
 		mutate(obj, "spec.pools[0].bakeTime", value);
 		if (cases[i].want_err == NULL) {
@@ -781,7 +739,7 @@ static void test_durations(void **state)
 /* Decode a plan whose only pool has this nodeSelector (single-quoted JSON). */
 static void selector_plan(const char *selector, plan_t *p, cJSON **obj)
 {
-	*obj = load("minimal.json");
+	*obj = fixture_json("plans/minimal.json");
 	mutate(*obj, "spec.pools[0].nodeSelector", selector);
 	decode_ok(*obj, p);
 }
@@ -1125,7 +1083,7 @@ static void test_canary_size(void **state)
 
 	/* And from decoded plans. */
 	plan_t p;
-	cJSON *obj = load("gpu-migration.json");
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
 	decode_ok(obj, &p);
 	assert_int_equal(plan_canary_size(&p.pools[0], 4), 1);
 	assert_int_equal(plan_canary_size(&p.pools[1], 4), 1);

@@ -20,6 +20,7 @@
 
 #include "plan_object.h"
 #include "pool_index.h"
+#include "kinds.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -48,7 +49,7 @@ static void follow_plans(const void *old, const void *new, void *data)
 static void fixture_init(fixture_t *f)
 {
 	memset(f, 0, sizeof(*f));
-	store_init(&f->nodes, &store_kind_nodes, follow_nodes, f);
+	store_init(&f->nodes, &kinds_nodes, follow_nodes, f);
 	store_init(&f->plans, &store_kind_plans, follow_plans, f);
 	pool_index_init(&f->idx, plan_selector_matches); /* the controller's matcher */
 }

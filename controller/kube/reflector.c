@@ -148,8 +148,8 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 		return;
 	}
 	char err[256];
-	projection_list_t page;
-	if (projection_decode_list(resp->body, resp->body_len, &page, err, sizeof(err)) != 0) {
+	kube_object_list_t page;
+	if (kube_object_decode_list(resp->body, resp->body_len, &page, err, sizeof(err)) != 0) {
 		r->store.decode_errors++;
 		log_error("cannot decode list page", "resource", r->kind->resource, "error", err);
 		reflector_backoff(r, "bad list page");
@@ -166,7 +166,7 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 		free(r->rv);
 		r->rv = page.resource_version ? xstrdup(page.resource_version) : NULL;
 	}
-	projection_list_free(&page);
+	kube_object_list_free(&page);
 
 	if (r->continue_token != NULL) {
 		reflector_list_page(r);
