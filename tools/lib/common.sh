@@ -13,7 +13,8 @@ die() { say "error: $*"; exit 1; }
 DRASHIFT_DEBIAN_PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev valgrind
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
-	openssl curl socat prometheus
+	openssl curl socat prometheus ca-certificates binutils
+	containerd runc containernetworking-plugins
 )
 
 ensure_debian_packages() {
