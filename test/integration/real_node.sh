@@ -16,6 +16,9 @@ expect_contains "$(kubectl get node $NODE -o jsonpath='{.status.nodeInfo.contain
 node_ip=$(cat "$run/$NODE.ip")
 expect_eq "$(kubectl get node $NODE -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" "$node_ip" "node address"
 
+# The kubelet's device-plugin socket is the node's own, not the host's.
+[ -S "$TEST_DIR/cluster/nodes/$NODE/device-plugins/kubelet.sock" ] || fail "no device-plugin socket in the node's own folder"
+
 create_namespace real
 kubectl -n real create -f - >/dev/null <<EOF_PODS
 apiVersion: v1
@@ -55,11 +58,14 @@ sandbox_pid() {
 pid=$(sandbox_pid bridged)
 [ -n "$pid" ] || fail "no sandbox task for the bridged pod"
 uid=$(kubectl -n real get pod bridged -o jsonpath='{.metadata.uid}')
+# The kubelet mounted the volume in the node's mount namespace.
+in_node() { nsenter --mount="/proc/$(cat "$run/$NODE-mounts.pid")/ns/mnt" "$@"; }
 token_dir=$(find "$TEST_DIR/cluster/nodes/$NODE/kubelet/pods/$uid/volumes" -maxdepth 2 -type d -name 'kube-api-access-*' | head -n 1)
-[ -s "$token_dir/token" ] && [ -s "$token_dir/ca.crt" ] || fail "no projected ServiceAccount token and CA in '$token_dir'"
+in_node test -s "$token_dir/token" && in_node test -s "$token_dir/ca.crt" ||
+	fail "no projected ServiceAccount token and CA in '$token_dir'"
 proxy=$(cat "$run/apiserver-proxy.address")
-status=$(nsenter --net="/proc/$pid/ns/net" curl -s -m 10 -o /dev/null -w '%{http_code}' --cacert "$token_dir/ca.crt" \
-	-H "Authorization: Bearer $(cat "$token_dir/token")" --resolve "kubernetes.default.svc:${proxy#*:}:${proxy%:*}" \
+status=$(in_node nsenter --net="/proc/$pid/ns/net" curl -s -m 10 -o /dev/null -w '%{http_code}' --cacert "$token_dir/ca.crt" \
+	-H "Authorization: Bearer $(in_node cat "$token_dir/token")" --resolve "kubernetes.default.svc:${proxy#*:}:${proxy%:*}" \
 	"https://kubernetes.default.svc:${proxy#*:}/api/v1/namespaces/real/pods" || true)
 expect_eq "$status" 403 "the pod's own token from its network namespace through the apiserver proxy (authenticated, not allowed to list pods)"
 log "node $NODE Ready at $node_ip; pods Running (hostNetwork at $node_ip, bridged at $pod_ip); apiserver proxy $proxy"

@@ -21,7 +21,14 @@
 #   name to IP. hostNetwork pods may use 127.0.0.1:PORT instead.
 # - Two kubelets on one host: cgroupsPerQOS is off (no shared /kubepods),
 #   and every directory (root dir, pod logs, CNI state, runc state) is the
-#   node's own under DIR/nodes/NAME.
+#   node's own under DIR/nodes/NAME. The kubelet's device manager ignores
+#   --root-dir (its socket is always /var/lib/kubelet/device-plugins/
+#   kubelet.sock, and it empties that folder when it starts), so each node's
+#   containerd and kubelet run in a mount namespace of their own (held by
+#   NAME-mounts) where DIR/nodes/NAME/device-plugins is bind-mounted there.
+#   A device plugin's DaemonSet mounts the usual hostPath. Mounts the kubelet
+#   makes (pod volumes) live in that namespace: read them with
+#   `nsenter --mount=/proc/$(cat DIR/run/NAME-mounts.pid)/ns/mnt`.
 # - Debian's containerd is 1.6: it has no CDI support (enable_cdi came with
 #   1.7), so the CRI section sets none.
 # Images come from OCI archives imported with `ctr -n k8s.io images import`;
@@ -49,7 +56,23 @@ realnode_pick_ip() {
 
 configure_realnode() {
 	local name=$1 node=$DIR/nodes/$1 ip kubelet_port healthz_port
-	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki}
+	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki,device-plugins}
+	mkdir -p /var/lib/kubelet/device-plugins
+	ln -sfn "$(command -v unshare)" "$DIR/bin/$name-mounts"
+	save_args "$name-mounts" --mount --propagation private bash -c \
+		'mount --bind "$1" /var/lib/kubelet/device-plugins && exec -a "$2" sleep infinity' \
+		bash "$node/device-plugins" "$node/mount-namespace"
+	launch "$name-mounts"
+	local pid i
+	pid=$(cat "$DIR/run/$name-mounts.pid")
+	for i in $(seq 100); do # until the bind mount is made (the holder then sleeps)
+		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "^$node/mount-namespace" && break
+		kill -0 "$pid" 2>/dev/null || die "the mount namespace of $name did not start; log: $DIR/logs/$name-mounts.log"
+		sleep 0.1
+	done
+	local ns=/proc/$pid/ns/mnt
+	echo "$(command -v nsenter)" >"$DIR/run/$name-containerd.exe"
+	echo "$(command -v nsenter)" >"$DIR/run/$name-kubelet.exe"
 	ip=$(realnode_pick_ip)
 	echo "$ip" >"$DIR/run/$name.ip"
 	ip addr add "$ip/32" dev lo || die "cannot add the node address $ip to lo (needs CAP_NET_ADMIN)"
@@ -97,7 +120,7 @@ TOML
   ]
 }
 CNI
-	save_args "$name-containerd" --config "$node/containerd/config.toml" --log-level warn
+	save_args "$name-containerd" --mount="$ns" -- "$DIR/bin/containerd" --config "$node/containerd/config.toml" --log-level warn
 
 	# The kubelet's client certificate: user system:node:NAME in system:nodes.
 	(
@@ -155,8 +178,9 @@ nodeStatusReportFrequency: 10s
 syncFrequency: 10s
 fileCheckFrequency: 10s
 KUBELET
-	save_args "$name-kubelet" --config="$node/kubelet.yaml" --kubeconfig="$node/kubelet.kubeconfig" \
-		--root-dir="$node/kubelet" --hostname-override="$name" --node-ip="$ip" \
+	save_args "$name-kubelet" --mount="$ns" -- "$DIR/bin/kubelet" \
+		--config="$node/kubelet.yaml" --kubeconfig="$node/kubelet.kubeconfig" \
+		--root-dir="$node/kubelet" --cert-dir="$node/kubelet/pki" --hostname-override="$name" --node-ip="$ip" \
 		--node-labels=testenv.drashift.io/real-node=true --v=1
 }
 
@@ -210,8 +234,6 @@ realnode_up() {
 	for i in $(seq "$n"); do
 		name=real-node-$i
 		echo "$name" >>"$DIR/run/real-nodes"
-		echo "$DIR/bin/containerd" >"$DIR/run/$name-containerd.exe"
-		echo "$DIR/bin/kubelet" >"$DIR/run/$name-kubelet.exe"
 		configure_realnode "$name"
 		start_realnode "$name"
 		say "node $name Ready at $(cat "$DIR/run/$name.ip") (kubelet log: $DIR/logs/$name-kubelet.log)"
@@ -220,9 +242,9 @@ realnode_up() {
 
 # Stop node NAME and leave nothing behind on the host: its pods (the kubelet
 # stops their sandboxes, which removes their network namespaces; containerd's
-# shims would outlive containerd), mounts, bridge and node address.
+# shims would outlive containerd), its mount namespace, bridge and address.
 realnode_down() {
-	local name=$1 node=$DIR/nodes/$1 id mnt deadline
+	local name=$1 node=$DIR/nodes/$1 id deadline
 	local kubectl=("$DIR/bin/kubectl" --kubeconfig "$DIR/kubeconfig" --request-timeout=5s)
 	if "${kubectl[@]}" delete pods --all-namespaces --field-selector "spec.nodeName=$name" \
 		--force --grace-period=0 --wait=false >/dev/null 2>&1; then
@@ -239,7 +261,7 @@ realnode_down() {
 		done
 	fi
 	stop_component "$name-containerd"
-	findmnt -rn -o TARGET | grep -F "$node/" | sort -r | while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done
+	stop_component "$name-mounts"
 	if [ -f "$DIR/run/$name.bridge" ]; then
 		ip link del "$(cat "$DIR/run/$name.bridge")" 2>/dev/null || true
 	fi
