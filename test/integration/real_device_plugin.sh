@@ -59,7 +59,7 @@ EOF_POD
 running() { [ "$(kubectl -n work get pod gpu-user -o jsonpath='{.status.phase}')" = Running ]; }
 wait_for 120 "the pod holding example.com/gpu to run" running
 uid=$(kubectl -n work get pod gpu-user -o jsonpath='{.metadata.uid}')
-checkpoint=$NODE_DIR/device-plugins/kubelet_internal_checkpoint
+checkpoint=$NODE_DIR/kubelet/device-plugins/kubelet_internal_checkpoint
 jq -e --arg uid "$uid" '[.Data.PodDeviceEntries[] | select(.PodUID == $uid and .ResourceName == "example.com/gpu")] | length == 1' \
 	"$checkpoint" >/dev/null || fail "the kubelet's checkpoint does not record the pod's device: $(cat "$checkpoint")"
 

@@ -17,7 +17,7 @@ node_ip=$(cat "$run/$NODE.ip")
 expect_eq "$(kubectl get node $NODE -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" "$node_ip" "node address"
 
 # The kubelet's device-plugin socket is the node's own, not the host's.
-[ -S "$TEST_DIR/cluster/nodes/$NODE/device-plugins/kubelet.sock" ] || fail "no device-plugin socket in the node's own folder"
+[ -S "$TEST_DIR/cluster/nodes/$NODE/kubelet/device-plugins/kubelet.sock" ] || fail "no device-plugin socket in the node's own folder"
 
 create_namespace real
 kubectl -n real create -f - >/dev/null <<EOF_PODS
@@ -58,9 +58,10 @@ sandbox_pid() {
 pid=$(sandbox_pid bridged)
 [ -n "$pid" ] || fail "no sandbox task for the bridged pod"
 uid=$(kubectl -n real get pod bridged -o jsonpath='{.metadata.uid}')
-# The kubelet mounted the volume in the node's mount namespace.
+# The kubelet mounted the volume in the node's mount namespace, where its
+# root dir is /var/lib/kubelet.
 in_node() { nsenter --mount="/proc/$(cat "$run/$NODE-mounts.pid")/ns/mnt" "$@"; }
-token_dir=$(find "$TEST_DIR/cluster/nodes/$NODE/kubelet/pods/$uid/volumes" -maxdepth 2 -type d -name 'kube-api-access-*' | head -n 1)
+token_dir=$(in_node find "/var/lib/kubelet/pods/$uid/volumes" -maxdepth 2 -type d -name 'kube-api-access-*' | head -n 1)
 in_node test -s "$token_dir/token" && in_node test -s "$token_dir/ca.crt" ||
 	fail "no projected ServiceAccount token and CA in '$token_dir'"
 proxy=$(cat "$run/apiserver-proxy.address")

@@ -25,9 +25,10 @@
 #   --root-dir (its socket is always /var/lib/kubelet/device-plugins/
 #   kubelet.sock, and it empties that folder when it starts), so each node's
 #   containerd and kubelet run in a mount namespace of their own (held by
-#   NAME-mounts) where DIR/nodes/NAME/device-plugins is bind-mounted there.
-#   A device plugin's DaemonSet mounts the usual hostPath. Mounts the kubelet
-#   makes (pod volumes) live in that namespace: read them with
+#   NAME-mounts) where DIR/nodes/NAME/kubelet is bind-mounted on
+#   /var/lib/kubelet, the kubelet's root dir. Plugin DaemonSets (device
+#   plugins, DRA drivers) mount the usual hostPaths. Mounts the kubelet makes
+#   (pod volumes) live in that namespace: read them with
 #   `nsenter --mount=/proc/$(cat DIR/run/NAME-mounts.pid)/ns/mnt`.
 # - Debian's containerd is 1.6: it has no CDI support (enable_cdi came with
 #   1.7), so the CRI section sets none.
@@ -56,12 +57,11 @@ realnode_pick_ip() {
 
 configure_realnode() {
 	local name=$1 node=$DIR/nodes/$1 ip kubelet_port healthz_port
-	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki,device-plugins}
-	mkdir -p /var/lib/kubelet/device-plugins
+	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki} /var/lib/kubelet
 	ln -sfn "$(command -v unshare)" "$DIR/bin/$name-mounts"
 	save_args "$name-mounts" --mount --propagation private bash -c \
-		'mount --bind "$1" /var/lib/kubelet/device-plugins && exec -a "$2" sleep infinity' \
-		bash "$node/device-plugins" "$node/mount-namespace"
+		'mount --bind "$1" /var/lib/kubelet && exec -a "$2" sleep infinity' \
+		bash "$node/kubelet" "$node/mount-namespace"
 	launch "$name-mounts"
 	local pid i
 	pid=$(cat "$DIR/run/$name-mounts.pid")
@@ -180,7 +180,7 @@ fileCheckFrequency: 10s
 KUBELET
 	save_args "$name-kubelet" --mount="$ns" -- "$DIR/bin/kubelet" \
 		--config="$node/kubelet.yaml" --kubeconfig="$node/kubelet.kubeconfig" \
-		--root-dir="$node/kubelet" --cert-dir="$node/kubelet/pki" --hostname-override="$name" --node-ip="$ip" \
+		--root-dir=/var/lib/kubelet --hostname-override="$name" --node-ip="$ip" \
 		--node-labels=testenv.drashift.io/real-node=true --v=1
 }
 
