@@ -4,8 +4,8 @@
 # test overlay that only says where the apiserver is (no kube-proxy here) and
 # keeps the pods on the real nodes. Two replicas under the restricted Pod
 # Security Standard become Ready with exactly one leader; deleting the
-# leader's pod hands the Lease to the standby, and the replacement pod
-# becomes the new standby.
+# leader's pod hands the Lease to another Ready replica, and two replicas
+# with one leader remain.
 source "$(dirname "$0")/../lib.sh"
 : "${DRASHIFT_CONTROLLER:?DRASHIFT_CONTROLLER names the built drashift-controller}"
 testenv_start --real-nodes 2
@@ -68,14 +68,17 @@ manifest=${image#* }
 config=$(tar -xOf "$TEST_DIR/image.tar" "blobs/sha256/${manifest#sha256:}" | jq -r .config.digest)
 expect_contains "$(kubectl -n $NS get pod "$first" -o jsonpath='{.status.containerStatuses[0].imageID}')" "$config" "image the node ran"
 
+# The Lease passes to another live replica: usually the standby, though the
+# ReplicaSet may also replace the standby meanwhile (it did once here, scaling
+# down a surplus pod), so any Ready replica other than the deleted one counts.
 standby=$(ready_pods | grep -vx "$first")
 t0=$SECONDS
 kubectl -n $NS delete pod "$first" --wait=false >/dev/null
-standby_leads() { [ "$(holder)" = "$standby" ]; }
-wait_for 60 "the standby $standby to take the Lease" standby_leads
-log "the Lease passed from $first to $standby in about $((SECONDS - t0)) s"
+taken_over() { local h; h=$(holder); [ -n "$h" ] && [ "$h" != "$first" ] && ready_pods | grep -qx "$h"; }
+wait_for 90 "another replica to take the Lease from $first" taken_over
+log "the Lease passed from $first to $(holder) (the standby was $standby) in about $((SECONDS - t0)) s"
 second=$(check_one_leader)
-expect_eq "$second" "$standby" "leader after the old leader's pod was deleted"
+[ "$second" != "$first" ] || fail "the deleted pod $first still leads"
 for pod in $(ready_pods); do
 	expect_eq "$(kubectl -n $NS get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0 "restarts of $pod"
 done

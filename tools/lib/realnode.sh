@@ -181,7 +181,7 @@ KUBELET
 	save_args "$name-kubelet" --mount="$ns" -- "$DIR/bin/kubelet" \
 		--config="$node/kubelet.yaml" --kubeconfig="$node/kubelet.kubeconfig" \
 		--root-dir=/var/lib/kubelet --hostname-override="$name" --node-ip="$ip" \
-		--node-labels=testenv.drashift.io/real-node=true --v=1
+		--node-labels=testenv.drashift.io/real-node=true --v=2
 }
 
 realnode_ready() {
