@@ -79,6 +79,7 @@ wait_for 90 "another replica to take the Lease from $first" taken_over
 log "the Lease passed from $first to $(holder) (the standby was $standby) in about $((SECONDS - t0)) s"
 second=$(check_one_leader)
 [ "$second" != "$first" ] || fail "the deleted pod $first still leads"
+expect_contains "$(kubectl -n $NS logs "$second")" 'to=Leading why="acquired the lease"' "the new leader's log (kubectl logs through the kubelet)"
 for pod in $(ready_pods); do
 	expect_eq "$(kubectl -n $NS get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0 "restarts of $pod"
 done
