@@ -140,7 +140,4 @@ typedef struct {
 void handover_decide(const handover_input_t *in, handover_decision_t *out);
 void handover_decision_free(handover_decision_t *d);
 
-/* Whether a step counts against maxUnavailable (cordoned by a handover in progress, or failed). */
-bool handover_step_unavailable(handover_step_t step);
-
 #endif
