@@ -13,7 +13,7 @@ die() { say "error: $*"; exit 1; }
 DRASHIFT_DEBIAN_PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev valgrind
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
-	openssl curl socat prometheus ca-certificates binutils
+	openssl curl socat prometheus ca-certificates binutils jq
 	containerd runc containernetworking-plugins
 )
 
