@@ -29,7 +29,9 @@
 #   /var/lib/kubelet, the kubelet's root dir. Plugin DaemonSets (device
 #   plugins, DRA drivers) mount the usual hostPaths. Mounts the kubelet makes
 #   (pod volumes) live in that namespace: read them with
-#   `nsenter --mount=/proc/$(cat DIR/run/NAME-mounts.pid)/ns/mnt`.
+#   `nsenter --mount=/proc/$(cat DIR/run/NAME-mounts.pid)/ns/mnt`. So do the
+#   pods' network namespace files (/var/run/netns, a tmpfs there): none is
+#   left on the host when a node stops without tearing its pods down.
 # - Debian's containerd is 1.6: it has no CDI support (enable_cdi came with
 #   1.7), so the CRI section sets none.
 # Images come from OCI archives imported with `ctr -n k8s.io images import`;
@@ -57,10 +59,11 @@ realnode_pick_ip() {
 
 configure_realnode() {
 	local name=$1 node=$DIR/nodes/$1 ip kubelet_port healthz_port
-	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki} /var/lib/kubelet
+	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki} /var/lib/kubelet /var/run/netns
 	ln -sfn "$(command -v unshare)" "$DIR/bin/$name-mounts"
 	save_args "$name-mounts" --mount --propagation private bash -c \
-		'mount --bind "$1" /var/lib/kubelet && exec -a "$2" sleep infinity' \
+		'mount --bind "$1" /var/lib/kubelet && mount -t tmpfs -o mode=0755 netns /var/run/netns &&
+			exec -a "$2" sleep infinity' \
 		bash "$node/kubelet" "$node/mount-namespace"
 	launch "$name-mounts"
 	local pid i
