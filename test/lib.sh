@@ -13,13 +13,14 @@ fail() {
 	exit 1
 }
 
-# Start a control plane for this test; sets TEST_DIR, KUBECONFIG and puts its
-# kubectl first on PATH. Logs of the components are kept when the test fails.
+# Start a control plane for this test (arguments go to `tools/testenv up`,
+# e.g. --real-nodes 1); sets TEST_DIR, KUBECONFIG and puts its kubectl first
+# on PATH. Logs of the components are kept when the test fails.
 testenv_start() {
 	TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/drashift-$TEST_NAME.XXXXXX")
 	trap testenv_cleanup EXIT
-	log "starting control plane in $TEST_DIR"
-	KUBECONFIG=$("$TESTENV" up "$TEST_DIR/cluster")
+	log "starting control plane in $TEST_DIR $*"
+	KUBECONFIG=$("$TESTENV" up "$TEST_DIR/cluster" "$@")
 	export KUBECONFIG PATH="$TEST_DIR/cluster/bin:$PATH"
 }
 

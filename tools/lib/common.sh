@@ -13,7 +13,8 @@ die() { say "error: $*"; exit 1; }
 DRASHIFT_DEBIAN_PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev valgrind
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
-	openssl curl socat prometheus
+	openssl curl socat prometheus ca-certificates binutils jq
+	containerd runc containernetworking-plugins
 )
 
 ensure_debian_packages() {
@@ -123,6 +124,20 @@ go_tool_binary() {
 		exec 8>&-
 	fi
 	printf '%s\n' "$dir/$name"
+}
+
+# go_tool_image NAME REFERENCE USER: tools/cmd/NAME, built static, as the
+# single file /NAME of an image; prints the OCI archive's path (built once
+# per source, next to the binary).
+go_tool_image() {
+	local name=$1 ref=$2 user=$3 bin ociimage out
+	bin=$(CGO_ENABLED=0 go_tool_binary "$name") ociimage=$(go_tool_binary ociimage)
+	out=$(dirname "$bin")/$name.oci.tar
+	if [ ! -s "$out" ]; then
+		"$ociimage" --out "$out.$$" --name "$ref" --entrypoint "/$name" --user "$user" --file "$bin:/$name" >/dev/null
+		mv "$out.$$" "$out"
+	fi
+	printf '%s\n' "$out"
 }
 
 # The fleet simulator (tools/cmd/fleetsim).

@@ -1,7 +1,8 @@
 // Command kcp is a multi-call binary holding the upstream Kubernetes control
 // plane that drashift's integration and end-to-end tests run against: etcd,
 // kube-apiserver, kube-scheduler, kube-controller-manager and kubectl, all
-// built from the upstream Go modules pinned in tools/go.mod.
+// built from the upstream Go modules pinned in tools/go.mod, and the kubelet
+// that runs a real node beside them (tools/testenv up DIR --real-nodes N).
 //
 // The component is chosen by the first argument (kcp kube-apiserver --flags...)
 // or by the name the binary is invoked under. Each component runs in its own
@@ -10,6 +11,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	cmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	schedulerapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 )
 
 var components = map[string]func() *cobra.Command{
@@ -30,10 +33,13 @@ var components = map[string]func() *cobra.Command{
 		return schedulerapp.NewSchedulerCommand()
 	},
 	"kubectl": kubectlcmd.NewDefaultKubectlCommand,
+	"kubelet": func() *cobra.Command {
+		return kubeletapp.NewKubeletCommand(context.Background())
+	},
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kcp {etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kubectl} [flags]")
+	fmt.Fprintln(os.Stderr, "usage: kcp {etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kubectl|kubelet} [flags]")
 	os.Exit(2)
 }
 

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# drashift as users run it: its image (tools/image) loaded into two real
+# nodes' containerd, installed with `kubectl apply -k` of manifests/ plus a
+# test overlay that only says where the apiserver is (no kube-proxy here) and
+# keeps the pods on the real nodes. Two replicas under the restricted Pod
+# Security Standard become Ready with exactly one leader; deleting the
+# leader's pod hands the Lease to another Ready replica, and two replicas
+# with one leader remain.
+source "$(dirname "$0")/../lib.sh"
+: "${DRASHIFT_CONTROLLER:?DRASHIFT_CONTROLLER names the built drashift-controller}"
+testenv_start --real-nodes 2
+NS=drashift-system
+
+image=$("$DRASHIFT_ROOT/tools/image" "$TEST_DIR/image.tar")
+"$TESTENV" load "$TEST_DIR/cluster" "$TEST_DIR/image.tar"
+log "loaded $image into both nodes"
+
+proxy=$(cat "$TEST_DIR/cluster/run/apiserver-proxy.address")
+mkdir "$TEST_DIR/overlay"
+cat >"$TEST_DIR/overlay/kustomization.yaml" <<EOF_KUSTOMIZATION
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="$TEST_DIR/overlay" "$DRASHIFT_ROOT/manifests")
+patches:
+- target: {kind: Deployment, name: drashift-controller}
+  patch: |-
+    - {op: add, path: /spec/template/spec/nodeSelector, value: {testenv.drashift.io/real-node: "true"}}
+    - {op: add, path: /spec/template/spec/hostAliases, value: [{ip: "${proxy%:*}", hostnames: [kubernetes.default.svc]}]}
+    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_HOST, value: kubernetes.default.svc}}
+    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_PORT, value: "${proxy#*:}"}}
+EOF_KUSTOMIZATION
+out=$(kubectl apply -k "$TEST_DIR/overlay" 2>&1) || fail "kubectl apply -k failed: $out"
+case $out in *Warning*) fail "kubectl apply -k warned: $out" ;; esac
+expect_eq "$(kubectl get namespace $NS -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" \
+	restricted "Pod Security level enforced in $NS"
+kubectl -n $NS rollout status deployment/drashift-controller --timeout=300s >/dev/null ||
+	fail "the Deployment did not roll out: $(kubectl -n $NS get pods -o wide 2>&1)"
+
+# One line per pod: name, IP, Ready, terminating ("-" when not known).
+pods() {
+	kubectl -n $NS get pods -l app.kubernetes.io/name=drashift -o json | jq -r '.items[] | [.metadata.name,
+		(.status.podIP // "-"), ([(.status.conditions // [])[] | select(.type == "Ready") | .status][0] // "-"),
+		(if .metadata.deletionTimestamp then "terminating" else "-" end)] | @tsv'
+}
+ready_pods() { pods | awk '$3 == "True" && $4 == "-" { print $1 }'; }
+two_ready() { [ "$(ready_pods | wc -l)" -eq 2 ]; }
+holder() { kubectl -n $NS get lease drashift-controller -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+leaders() { # pods whose /metrics say they lead
+	local name ip
+	pods | while read -r name ip _; do
+		[ "$(curl -sf -m 5 "http://$ip:8080/metrics" | awk '$1 == "drashift_leader" { print $2 }')" = 1 ] && echo "$name"
+	done
+}
+check_one_leader() {
+	local leader
+	wait_for 120 "both replicas Ready" two_ready
+	leader=$(holder)
+	ready_pods | grep -qx "$leader" || fail "the Lease holder '$leader' is not one of the Ready pods: $(pods)"
+	expect_eq "$(leaders)" "$leader" "the pods that report themselves leader"
+	echo "$leader"
+}
+first=$(check_one_leader)
+log "pods: $(pods | tr '\n' ';'); leader $first"
+expect_eq "$(kubectl -n $NS get pod "$first" -o jsonpath='{.spec.containers[0].image}')" drashift/controller:0.1.0 "image the pod runs"
+# The image ID the runtime reports is the config digest of the image tools/image built.
+manifest=${image#* }
+config=$(tar -xOf "$TEST_DIR/image.tar" "blobs/sha256/${manifest#sha256:}" | jq -r .config.digest)
+expect_contains "$(kubectl -n $NS get pod "$first" -o jsonpath='{.status.containerStatuses[0].imageID}')" "$config" "image the node ran"
+
+# The Lease passes to another live replica: usually the standby, though the
+# ReplicaSet may also replace the standby meanwhile (it did once here, scaling
+# down a surplus pod), so any Ready replica other than the deleted one counts.
+standby=$(ready_pods | grep -vx "$first")
+t0=$SECONDS
+kubectl -n $NS delete pod "$first" --wait=false >/dev/null
+taken_over() { local h; h=$(holder); [ -n "$h" ] && [ "$h" != "$first" ] && ready_pods | grep -qx "$h"; }
+wait_for 90 "another replica to take the Lease from $first" taken_over
+log "the Lease passed from $first to $(holder) (the standby was $standby) in about $((SECONDS - t0)) s"
+second=$(check_one_leader)
+[ "$second" != "$first" ] || fail "the deleted pod $first still leads"
+expect_contains "$(kubectl -n $NS logs "$second")" 'to=Leading why="acquired the lease"' "the new leader's log (kubectl logs through the kubelet)"
+for pod in $(ready_pods); do
+	expect_eq "$(kubectl -n $NS get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0 "restarts of $pod"
+done
+log "pods: $(pods | tr '\n' ';')"
