@@ -757,12 +757,16 @@ static cJSON *plan_finalizers_with(const plan_object_t *po, bool add)
 	return want;
 }
 
-/* Whether the plan holds nodes: a pool has started, or a node's records name the plan. */
+/* Whether the plan holds nodes: a pool has started or wants a node moved, or a node's records name the plan. */
 static bool plan_holds_nodes(const plan_controller_t *pc, const plan_object_t *po, const plan_pool_run_t *runs)
 {
-	for (size_t i = 0; i < po->plan.n_pools; i++)
+	for (size_t i = 0; i < po->plan.n_pools; i++) {
 		if (runs[i].out.record.start_ms != 0)
 			return true;
+		for (size_t m = 0; m < runs[i].n; m++)
+			if (runs[i].out.goals[m] != HANDOVER_GOAL_STAY)
+				return true;
+	}
 	return node_owners_nodes(&pc->owners, po->meta.name) != NULL;
 }
 
