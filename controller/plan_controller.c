@@ -21,6 +21,9 @@
 #include "workqueue.h"
 #include "xalloc.h"
 
+/* How often orphaned nodes are counted even when nothing changes. */
+#define PLAN_ORPHAN_CHECK_MS 5000
+
 /* How long a write may stay unseen by the watch before the controller stops waiting for it. */
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
 
@@ -68,6 +71,8 @@ struct plan_controller {
 	/* Orphaned nodes already reported in an Event (values unused), and their gauge. */
 	strmap_t orphans_reported;
 	metrics_gauge_t *m_orphans;
+	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
+	uv_timer_t orphan_timer;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -1566,6 +1571,11 @@ void plan_controller_poke(plan_controller_t *pc)
 		plan_controller_schedule(pc);
 }
 
+static void plan_on_orphan_timer(uv_timer_t *t)
+{
+	plan_report_orphans(t->data);
+}
+
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
 				       bool dry_run)
 {
@@ -1587,6 +1597,9 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
+	uv_timer_init(loop, &pc->orphan_timer);
+	pc->orphan_timer.data = pc;
+	uv_timer_start(&pc->orphan_timer, plan_on_orphan_timer, PLAN_ORPHAN_CHECK_MS, PLAN_ORPHAN_CHECK_MS);
 	return pc;
 }
 
@@ -1682,6 +1695,8 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	pc->closing = true;
 	pc->closed = done;
 	pc->closed_data = data;
+	/* Closed before the drain closes the main timer, whose callback frees pc. */
+	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
 	uv_timer_stop(&pc->timer);
 	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
 }
