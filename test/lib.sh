@@ -156,6 +156,28 @@ spec:
 EOF_CLAIM
 }
 
+# dra_pod NAMESPACE NAME POOL DURATION: a pod pinned to POOL holding a claim
+# for one gpu.example.com device, running DURATION in the simulator.
+dra_pod() {
+	kubectl -n "$1" apply -f - >/dev/null <<EOF_POD
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $2, annotations: {fleetsim/duration: $4}}
+spec:
+  nodeSelector: {drashift.io/pool: $3}
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: main, image: registry.invalid/$2, resources: {claims: [{name: gpu}]}}]
+EOF_POD
+}
+
 # dra_load NAMESPACE POOL N [DURATION]: N pods pinned to POOL, each with a
 # claim from a template for the gpu.example.com class, running DURATION
 # (default 2s) in the simulator. The scheduler can only place them on the

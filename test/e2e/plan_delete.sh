@@ -122,23 +122,7 @@ expect_no_violations
 log "step 4: deleting the plan walked a-0 back and finished b-0 on DRA"
 
 # ---- 5. delete a plan mid-rollback: the rollback finishes once the DRA pod ends ----
-kubectl -n team apply -f - >/dev/null <<'EOF_POD'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: one-gpu}
-spec:
-  spec:
-    devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer, annotations: {fleetsim/duration: 40s}}
-spec:
-  nodeSelector: {drashift.io/pool: b}
-  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-  containers: [{name: main, image: registry.invalid/trainer, resources: {claims: [{name: gpu}]}}]
-EOF_POD
+dra_pod team trainer b 40s
 wait_for 60 "the DRA pod to run" running trainer
 kubectl apply -f - >/dev/null <<'EOF_PLAN'
 apiVersion: drashift.io/v1alpha1
