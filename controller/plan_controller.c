@@ -1576,6 +1576,15 @@ static void plan_on_orphan_timer(uv_timer_t *t)
 	plan_report_orphans(t->data);
 }
 
+/*
+ * Count orphans on the next turn of the loop: a cache change arrives inside
+ * an HTTP callback, where the Event an orphan gets cannot be sent.
+ */
+static void plan_orphans_soon(plan_controller_t *pc)
+{
+	uv_timer_start(&pc->orphan_timer, plan_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
+}
+
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
 				       bool dry_run)
 {
@@ -1635,7 +1644,7 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		node_owners_set(&pc->owners, name, new);
 		plan_queue_selecting(pc, name, queued);
 		plan_queue_owner(pc, name, queued);
-		plan_report_orphans(pc);
+		plan_orphans_soon(pc);
 		if (pc->in_flight == 0)
 			plan_controller_schedule(pc);
 		return;
@@ -1644,7 +1653,7 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		pool_index_plan_changed(&pc->pools, plans, cache_store(pc->cache, CACHE_NODES), old, new);
 		if (new == NULL)
 			free(strmap_remove(&pc->finalizer_sent, ((const plan_object_t *)old)->meta.name));
-		plan_report_orphans(pc);
+		plan_orphans_soon(pc);
 	} else if (kind == CACHE_CLAIMS) {
 		const projection_claim_t *gone = old;
 		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);

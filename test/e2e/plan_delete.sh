@@ -49,7 +49,8 @@ at_rest() {
 	legacy) expect_eq "$labels" "true/false/" "labels and cordon of $1" ;;
 	dra) expect_eq "$labels" "false/true/" "labels and cordon of $1" ;;
 	esac
-	expect_eq "$(kubectl get node "$1" -o json | grep -c '"drashift.io/' || true)" 0 "drashift annotations left on $1"
+	expect_eq "$(kubectl get node "$1" -o jsonpath='{.metadata.annotations}' | grep -o '"drashift.io/[^"]*"' || true)" "" \
+		"drashift annotations left on $1"
 }
 gone() { ! kubectl get mp "$1" >/dev/null 2>&1; }
 
