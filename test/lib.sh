@@ -156,18 +156,24 @@ spec:
 EOF_CLAIM
 }
 
-# dra_pod NAMESPACE NAME POOL DURATION: a pod pinned to POOL holding a claim
-# for one gpu.example.com device, running DURATION in the simulator.
-dra_pod() {
-	kubectl -n "$1" apply -f - >/dev/null <<EOF_POD
+# gpu_template NAMESPACE NAME: a ResourceClaimTemplate for one gpu.example.com device.
+gpu_template() {
+	kubectl -n "$1" apply -f - >/dev/null <<EOF_TEMPLATE
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
-metadata: {name: one-gpu}
+metadata: {name: $2}
 spec:
   spec:
     devices:
       requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
----
+EOF_TEMPLATE
+}
+
+# dra_pod NAMESPACE NAME POOL DURATION: a pod pinned to POOL holding a claim
+# for one gpu.example.com device, running DURATION in the simulator.
+dra_pod() {
+	gpu_template "$1" one-gpu
+	kubectl -n "$1" create -f - >/dev/null <<EOF_POD
 apiVersion: v1
 kind: Pod
 metadata: {name: $2, annotations: {fleetsim/duration: $4}}
@@ -184,15 +190,7 @@ EOF_POD
 # pool's DRA nodes (the canary): they are the samples its SLO gate judges.
 dra_load() {
 	local ns=$1 pool=$2 n=$3 duration=${4:-2s} i
-	kubectl -n "$ns" apply -f - >/dev/null <<EOF_TEMPLATE
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: load-gpu}
-spec:
-  spec:
-    devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
-EOF_TEMPLATE
+	gpu_template "$ns" load-gpu
 	for i in $(seq "$n"); do
 		kubectl -n "$ns" create -f - >/dev/null <<EOF_POD
 apiVersion: v1

@@ -54,14 +54,21 @@ at_rest() {
 }
 gone() { ! kubectl get mp "$1" >/dev/null 2>&1; }
 
-kubectl apply -f - >/dev/null <<'EOF_PLAN'
+# apply_plan NAME < the plan's spec fields beyond driver, extendedResource and deviceClassNames.
+apply_plan() {
+	kubectl apply -f - >/dev/null <<EOF_APPLY
 apiVersion: drashift.io/v1alpha1
 kind: MigrationPlan
-metadata: {name: e2e}
+metadata: {name: $1}
 spec:
   driver: gpu.example.com
   extendedResource: example.com/gpu
   deviceClassNames: [gpu.example.com]
+$(cat)
+EOF_APPLY
+}
+
+apply_plan e2e <<'EOF_PLAN'
   maxConcurrentPools: 4
   pools:
   - {name: a, nodeSelector: {matchLabels: {drashift.io/pool: a}}}
@@ -125,14 +132,7 @@ log "step 4: deleting the plan walked a-0 back and finished b-0 on DRA"
 # ---- 5. delete a plan mid-rollback: the rollback finishes once the DRA pod ends ----
 dra_pod team trainer b 40s
 wait_for 60 "the DRA pod to run" running trainer
-kubectl apply -f - >/dev/null <<'EOF_PLAN'
-apiVersion: drashift.io/v1alpha1
-kind: MigrationPlan
-metadata: {name: back}
-spec:
-  driver: gpu.example.com
-  extendedResource: example.com/gpu
-  deviceClassNames: [gpu.example.com]
+apply_plan back <<'EOF_PLAN'
   rollback: {all: true}
   pools:
   - {name: b, nodeSelector: {matchLabels: {drashift.io/pool: b}}}
@@ -150,14 +150,7 @@ expect_no_violations
 log "step 5: deleting a plan mid-rollback finished the rollback after the pod"
 
 # ---- 6. the escape hatch, and releasing the orphan by hand ----
-kubectl apply -f - >/dev/null <<'EOF_PLAN'
-apiVersion: drashift.io/v1alpha1
-kind: MigrationPlan
-metadata: {name: forced}
-spec:
-  driver: gpu.example.com
-  extendedResource: example.com/gpu
-  deviceClassNames: [gpu.example.com]
+apply_plan forced <<'EOF_PLAN'
   pools:
   - {name: a, nodeSelector: {matchLabels: {drashift.io/pool: a}}}
 EOF_PLAN
