@@ -835,9 +835,20 @@ static void plan_release_node(plan_controller_t *pc, const plan_object_t *po, co
 		free(d.message);
 		d.message = m;
 	}
-	char *line = xasprintf("%s: being released%s%s", why ? why : "the plan is being deleted",
-			       d.act == HANDOVER_ACT_REFUSE ? ", refused: " : "",
-			       d.act == HANDOVER_ACT_REFUSE ? d.message : "");
+	char *line = d.act == HANDOVER_ACT_REFUSE ? xasprintf("%s: release refused: %s", why ? why : "plan deleted", d.message)
+		     : d.act == HANDOVER_ACT_NONE
+			     ? xasprintf("%s: being released, waiting for %s", why ? why : "plan deleted",
+					 handover_step_waits_for(st.step))
+			     : xasprintf("%s: being released, now %s -> %s", why ? why : "plan deleted",
+					 handover_step_name(d.from), handover_step_name(d.to));
+	/* status.handovers[].message holds 1024 bytes; cut on a character boundary. */
+	size_t len = strlen(line);
+	if (len > 1000) {
+		len = 1000;
+		while (len > 0 && (line[len] & 0xC0) == 0x80)
+			len--;
+		line[len] = '\0';
+	}
 	plan_handover_entry(waiting, node->meta.name, &st, NULL, line);
 	free(line);
 	plan_execute(pc, po, node, &d);

@@ -37,6 +37,28 @@ int handover_step_parse(const char *name)
 	return -1;
 }
 
+const char *handover_step_waits_for(handover_step_t step)
+{
+	switch (step) {
+	case HANDOVER_DRAINING:
+		return "pods using the extended resource to finish";
+	case HANDOVER_PLUGIN_OFF:
+		return "allocatable of the extended resource to drop to 0";
+	case HANDOVER_DRIVER_ON:
+		return "the driver's ResourceSlices for the node to be complete, with the devices the plugin had";
+	case HANDOVER_DRAINING_DRA:
+		return "pods holding DRA claims on the node to finish";
+	case HANDOVER_DRIVER_OFF:
+		return "the driver's ResourceSlices for the node to go";
+	case HANDOVER_PLUGIN_ON:
+		return "the device plugin to advertise the extended resource";
+	case HANDOVER_FAILED:
+		return "a person (the node failed; see its drashift.io/failure annotation)";
+	default:
+		return "nothing (its next step is written now)";
+	}
+}
+
 bool handover_step_unavailable(handover_step_t step)
 {
 	return step != HANDOVER_LEGACY && step != HANDOVER_DRA;

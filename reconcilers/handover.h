@@ -159,6 +159,8 @@ void handover_decision_free(handover_decision_t *d);
 handover_goal_t handover_release_goal(const handover_state_t *state);
 /* The next action of a release (in->goal is ignored). HANDOVER_ACT_NONE with no requeue: nothing left to do. */
 void handover_release(const handover_input_t *in, handover_decision_t *out);
+/* What a node at step waits for, in words ("pods holding DRA claims on the node to finish"). */
+const char *handover_step_waits_for(handover_step_t step);
 /* Whether the node carries any of drashift's handover annotations. */
 bool handover_has_record(const projection_node_t *node);
 

@@ -121,6 +121,7 @@ deleting() {
 }
 wait_for 20 "the Deleting condition to name the one node left" deleting
 expect_eq "$(plan_field e2e '{.status.handovers[0].node}/{.status.handovers[0].step}')" b-0/driver-on "what deletion waits for"
+expect_contains "$(plan_field e2e '{.status.handovers[0].message}')" "waiting for the driver's ResourceSlices" "why b-0 is not released yet"
 kubectl describe mp e2e >"$TEST_DIR/describe.txt"
 grep -q "Deleting.*deletion waits" "$TEST_DIR/describe.txt" || fail "describe shows no Deleting Event: $(tail -20 "$TEST_DIR/describe.txt")"
 curl -sf -X POST --data 'node=b-0:clear' "$faults" >/dev/null || fail "the simulator refused to clear the fault"
