@@ -261,6 +261,15 @@ kubectl patch mp minimal --type=merge -p '{"status":{"holdsNodes":false},"spec":
 kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"holdsNodes":false}}' >/dev/null
 kubectl patch mp minimal --type=merge -p '{"spec":{"driver":"gpu2.example.com"}}' >/dev/null ||
 	fail "a driver change after holdsNodes went false was refused"
+# A pool's selector cannot change while nodes of the pool are in handover.
+kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"pools":[{"name":"a","nodes":{"inHandover":1}}]}}' >/dev/null
+out=$(kubectl patch mp minimal --type=merge -p '{"spec":{"pools":[{"name":"a","nodeSelector":{"matchLabels":{"drashift.io/pool":"z"}}}]}}' 2>&1) &&
+	fail "a pool's selector changed while its nodes are in handover: $out"
+expect_contains "$out" "nodeSelector cannot change while nodes of the pool are in handover" "refused selector change"
+expect_eq "$(mp_field minimal '.spec.pools[0].nodeSelector.matchLabels.drashift\.io/pool')" a "pool a's selector after the refused change"
+kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"pools":[{"name":"a","nodes":{"inHandover":0}}]}}' >/dev/null
+kubectl patch mp minimal --type=merge -p '{"spec":{"pools":[{"name":"a","nodeSelector":{"matchLabels":{"drashift.io/pool":"z"}}}]}}' >/dev/null ||
+	fail "a selector change with no node in handover was refused"
 
 # ---- status: what the controller writes, through the subresource only ----
 kubectl patch mp gpu-migration --subresource=status --type=merge -p '{"status":{
