@@ -1170,7 +1170,8 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			acknowledged_ms = now;
 	}
 	for (size_t i = 0; i < plan->n_pools; i++) {
-		qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
+		if (runs[i].n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
+			qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
 		runs[i].ads = xcalloc(runs[i].n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < runs[i].n; m++)
 			plan_ads(pc, plan, runs[i].members[m].node, &runs[i].ads[m]);
