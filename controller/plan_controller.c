@@ -1258,6 +1258,8 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	bool holds = plan_holds_nodes(pc, po, runs);
 	if (holds && !plan_ready_to_hold(pc, po))
 		record_changed = true;
+	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
+	bool finalizer_first = holds && !po->releases_nodes && !pc->dry_run;
 
 	/* Act on nodes only when the pools' records are what the status says (restart safety). */
 	size_t refused = 0, failed_nodes = 0;
@@ -1453,7 +1455,10 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	free(degraded_msg);
 	plan_condition(conds, po->status, "Invalid", false, "SpecValid", "the spec is valid", po->generation, now_s);
 	cJSON_Delete(conflicts);
-	plan_write_status(pc, po, st);
+	if (finalizer_first)
+		cJSON_Delete(st);
+	else
+		plan_write_status(pc, po, st);
 	if (breach_id && !record_changed)
 		plan_assert_freeze(pc, po, breach, frozen);
 

@@ -9,7 +9,8 @@
 #      on), and finishes b-0 on DRA from driver-on, holding the plan until then;
 #   5. deleting a plan mid-rollback finishes the rollback once the DRA pod ends;
 #   6. the escape hatch drops the plan at once and leaves a labelled orphan,
-#      reported on /metrics and in an Event, released with the README's commands.
+#      reported on /metrics and in an Event, released with the README's commands;
+#   7. deleting the CRD releases a node in draining before its plan goes.
 # Every node ends with one owner, uncordoned, without drashift's annotations.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
@@ -175,7 +176,19 @@ kubectl annotate node a-0 drashift.io/plan- drashift.io/direction- drashift.io/s
 no_orphan() { [ "$(orphans)" = 0 ]; }
 wait_for 20 "drashift_orphaned_nodes 0" no_orphan
 at_rest a-0 legacy
+log "step 6: the escape hatch left a reported orphan, released by hand"
+
+# ---- 7. deleting the CRD deletes the plans, each releasing its nodes first ----
+apply_plan last <<'EOF_PLAN'
+  pools:
+  - {name: a, nodeSelector: {matchLabels: {drashift.io/pool: a}}}
+EOF_PLAN
+wait_for 60 "a-0 draining" at_step a-0 draining
+kubectl delete crd migrationplans.drashift.io --wait=false >/dev/null
+crd_gone() { ! kubectl get crd migrationplans.drashift.io >/dev/null 2>&1; }
+wait_for 60 "the CRD to go once a-0 is released" crd_gone
+at_rest a-0 legacy
 expect_eq "$(pod_phase holder-a)" Running "the GPU pod on a-0 at the end"
 expect_no_violations
-log "step 6: the escape hatch left a reported orphan, released by hand"
+log "step 7: deleting the CRD released a-0 before the plan went"
 log "PASS"
