@@ -4,15 +4,16 @@
 #include <string.h>
 
 #include "freeze.h"
+#include "kinds.h"
 #include "plan_object.h"
 #include "xalloc.h"
 
 static const store_kind_t *const cache_store_kinds[CACHE_KINDS] = {
-	[CACHE_NODES] = &store_kind_nodes,
-	[CACHE_PODS] = &store_kind_pods,
-	[CACHE_CLAIMS] = &store_kind_claims,
-	[CACHE_SLICES] = &store_kind_slices,
-	[CACHE_DEVICE_CLASSES] = &store_kind_device_classes,
+	[CACHE_NODES] = &kinds_nodes,
+	[CACHE_PODS] = &kinds_pods,
+	[CACHE_CLAIMS] = &kinds_claims,
+	[CACHE_SLICES] = &kinds_slices,
+	[CACHE_DEVICE_CLASSES] = &kinds_device_classes,
 	[CACHE_PLANS] = &store_kind_plans,
 	[CACHE_FREEZE_PARAMETERS] = &store_kind_freeze_parameters,
 };
@@ -72,7 +73,7 @@ static void cache_keys_free(char **keys, size_t n)
 	free(keys);
 }
 
-static char *cache_object_key(const projection_meta_t *m)
+static char *cache_object_key(const kube_object_meta_t *m)
 {
 	return m->namespace ? xasprintf("%s/%s", m->namespace, m->name) : xstrdup(m->name);
 }
@@ -91,8 +92,8 @@ static void cache_group_free(void *group)
  * nested loop.
  */
 static void cache_index_update_set(cache_index_t *idx, const char *const *old_values, size_t n_old,
-				   const char *const *new_values, size_t n_new, const projection_meta_t *old,
-				   const projection_meta_t *new)
+				   const char *const *new_values, size_t n_new, const kube_object_meta_t *old,
+				   const kube_object_meta_t *new)
 {
 	char *old_key = old ? cache_object_key(old) : NULL;
 	char *new_key = new ? cache_object_key(new) : NULL;
@@ -122,7 +123,7 @@ static void cache_index_update_set(cache_index_t *idx, const char *const *old_va
 }
 
 void cache_index_update(cache_index_t *idx, const char *old_value, const char *new_value,
-			const projection_meta_t *old, const projection_meta_t *new)
+			const kube_object_meta_t *old, const kube_object_meta_t *new)
 {
 	cache_index_update_set(idx, &old_value, old_value != NULL, &new_value, new_value != NULL, old, new);
 }

@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "kube_http.h"
+#include "projection.h"
 #include "reflector.h"
 #include "store.h"
 #include "strmap.h"
@@ -87,7 +88,7 @@ const strmap_t *cache_index_get(const cache_index_t *idx, const char *value);
  * (value NULL: in none). Exposed so the unit tests can drive it without I/O.
  */
 void cache_index_update(cache_index_t *idx, const char *old_value, const char *new_value,
-			const projection_meta_t *old, const projection_meta_t *new);
+			const kube_object_meta_t *old, const kube_object_meta_t *new);
 void cache_index_free(cache_index_t *idx);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * The freeze's switch: the parameter object of the ValidatingAdmissionPolicy
  * shipped in manifests/freeze-policy.yaml ("Frozen means frozen",
- * ../shared/DESIGN.md 3.6 and 5).
+ * docs/invariants.md; the freeze in docs/dra-facts.md).
  *
  * When the SLO gate sees DRA hurting a pool, CREATE of ResourceClaims that
  * ask for the pool's DeviceClasses must be denied in the namespaces the plan
@@ -167,7 +167,7 @@ int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, voi
  * writes the parameter only when the API server's copy differs.
  */
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	char *plan;      /* data.plan */
 	bool frozen;     /* data.frozen == "true" */
 	char *breach_id; /* data.breachId */

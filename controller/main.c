@@ -140,9 +140,9 @@ static int main_parse_args(int argc, char **argv, main_options_t *opt)
 		{ NULL, 0, NULL, 0 },
 	};
 	opterr = 0;
-	int c;
+	int c, longindex;
 	uint64_t ms;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", longopts, &longindex)) != -1) {
 		uint64_t *duration = NULL;
 		switch (c) {
 		case OPT_KUBECONFIG:
@@ -212,8 +212,9 @@ static int main_parse_args(int argc, char **argv, main_options_t *opt)
 			return 2;
 		}
 		if (duration != NULL && main_parse_duration(optarg, duration) != 0) {
-			fprintf(stderr, "drashift-controller: %s: '%s' is not a duration (500ms, 15s, 2m)\n",
-				argv[optind - 2 >= 0 ? optind - 2 : 0], optarg);
+			/* Named from the table: "--flag=value" is one argv entry, "--flag value" two. */
+			fprintf(stderr, "drashift-controller: --%s: '%s' is not a duration (500ms, 15s, 2m)\n",
+				longopts[longindex].name, optarg);
 			return 2;
 		}
 	}

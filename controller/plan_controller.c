@@ -18,6 +18,7 @@
 #include "slo.h"
 #include "slo_tracker.h"
 #include "strmap.h"
+#include "timer.h"
 #include "workqueue.h"
 #include "xalloc.h"
 
@@ -26,6 +27,8 @@
 
 /* How long a write may stay unseen by the watch before the controller stops waiting for it. */
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
+/* Changes that arrive together are decided together: a reconcile runs at most this long after its plan is queued. */
+#define PLAN_BATCH_MS 50
 
 /*
  * One of the freeze's switches, per plan: the state this process wrote (or
@@ -257,17 +260,6 @@ static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const p
 
 /* ---- the snapshot ------------------------------------------------------- */
 
-static bool plan_node_matches(const plan_selector_t *sel, const projection_node_t *node)
-{
-	const char *keys[128], *values[128];
-	size_t n = node->n_labels < 128 ? node->n_labels : 128;
-	for (size_t i = 0; i < n; i++) {
-		keys[i] = node->labels[i].key;
-		values[i] = node->labels[i].value;
-	}
-	return plan_selector_matches(sel, keys, values, n);
-}
-
 /* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
 static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
 		       const char ***evictable)
@@ -434,7 +426,7 @@ typedef struct {
 	slo_result_t signals[SLO_SIGNALS];
 	slo_verdict_t gate;
 	const slo_result_t *breach;
-	char gate_waiting[160]; /* the first signal keeping the gate from a Pass */
+	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
 } plan_pool_run_t;
 
 /*
@@ -470,11 +462,10 @@ static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, pla
 			   .fights = fights, .failed_steps = failed, .now_ms = now };
 	slo_judge(&in, run->signals);
 	run->gate = slo_gate(run->signals, &run->breach);
-	run->gate_waiting[0] = '\0';
 	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
 		if (run->signals[i].verdict == SLO_INCONCLUSIVE) {
-			snprintf(run->gate_waiting, sizeof(run->gate_waiting), "%s has %u of %u samples in the window",
-				 run->signals[i].name, run->signals[i].samples, plan->slo.min_samples ? plan->slo.min_samples : 1);
+			run->gate_waiting = xasprintf("%s has %u of %u samples in the window", run->signals[i].name,
+						      run->signals[i].samples, plan->slo.min_samples ? plan->slo.min_samples : 1);
 			break;
 		}
 	free(samples);
@@ -505,7 +496,7 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 					 "1 while an unacknowledged SLO breach freezes the plan.", "plan", NULL);
 	pc->m_orphans = metrics_gauge_new(r, "drashift_orphaned_nodes",
 					  "Nodes carrying drashift's handover annotations that no MigrationPlan claims "
-					  "(see the README to release them).",
+					  "(docs/operations.md says how to release them).",
 					  NULL);
 	metrics_gauge_set(pc->m_orphans, 0, NULL);
 }
@@ -945,7 +936,7 @@ static void plan_force_release(plan_controller_t *pc, const plan_object_t *po, c
 			.reason = "OrphanedByForcedDelete",
 			.warning = true,
 			.message = xasprintf("%s: plan %s was force-deleted while it held the node; drashift's records are "
-					     "kept and %s added; release the node as the README says",
+					     "kept and %s added; release the node as docs/operations.md says",
 					     names[i], po->meta.name, HANDOVER_ANN_ORPHANED_BY),
 		};
 		d.to = d.from;
@@ -1055,8 +1046,8 @@ static void plan_report_orphans(plan_controller_t *pc)
 			events_object_ref_t ref = { .api_version = "v1", .kind = "Node", .name = name, .uid = node->meta.uid };
 			events_emit(pc->events, &ref, "Warning", "OrphanedNode", "Release",
 				    "%s carries drashift's handover records (plan %s, step %s) but no such MigrationPlan "
-				    "exists; drashift does not touch it: release it as the README says (\"Releasing an "
-				    "orphaned node\")",
+				    "exists; drashift does not touch it: release it as docs/operations.md says (\"Deleting a "
+				    "plan, and nodes that leave it\")",
 				    name, plan[0] ? plan : "(none)", step ? step : "(none)");
 			strmap_put(&pc->orphans_reported, name, &reported);
 		}
@@ -1184,9 +1175,9 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			if (runs[i].gate != SLO_BREACH)
 				continue;
 			const slo_result_t *b = runs[i].breach;
-			char value[64], threshold[64], id[160];
+			char value[64], threshold[64];
 			plan_signal_text(b, value, threshold, sizeof(value));
-			snprintf(id, sizeof(id), "%s-%s-%lld", plan->pools[i].name, b->name, (long long)(now / 1000));
+			char *id = xasprintf("%s-%s-%lld", plan->pools[i].name, b->name, (long long)(now / 1000));
 			new_breach = cJSON_CreateObject();
 			cJSON_AddStringToObject(new_breach, "id", id);
 			cJSON_AddStringToObject(new_breach, "pool", plan->pools[i].name);
@@ -1204,6 +1195,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 					    "plan's DeviceClasses frozen; acknowledge with spec.acknowledgedBreach: %s",
 					    plan->pools[i].name, b->name, value, threshold, id);
 			}
+			free(id);
 			frozen = true;
 			breach_pool = plan->pools[i].name;
 			record_changed = true; /* recorded before the freeze parameter is written */
@@ -1467,6 +1459,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		free(runs[i].members);
 		free(runs[i].ads);
 		free(runs[i].canary_names);
+		free(runs[i].gate_waiting);
 	}
 	free(runs);
 }
@@ -1479,6 +1472,17 @@ static void plan_status_expectation_free(void *v)
 	cJSON_Delete(v);
 }
 
+/* Remove keys (m's own, collected while iterating it) from m with their values; frees the list. */
+static void plan_expectations_clear(strmap_t *m, const char **keys, size_t n, void (*free_value)(void *))
+{
+	for (size_t i = 0; i < n; i++) {
+		char *key = xstrdup(keys[i]);
+		free_value(strmap_remove(m, key));
+		free(key);
+	}
+	free(keys);
+}
+
 static bool plan_expectations_met(plan_controller_t *pc)
 {
 	if (strmap_size(&pc->expected) == 0 && strmap_size(&pc->expected_status) == 0)
@@ -1489,27 +1493,24 @@ static bool plan_expectations_met(plan_controller_t *pc)
 		strmap_clear(&pc->expected_status, plan_status_expectation_free);
 		return true;
 	}
+	/* Every expectation met is cleared this round, however many writes there were. */
 	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
 	size_t sit = 0;
 	const char *plan_name;
 	void *want_status;
-	const char *met_plans[16];
+	const char **met_plans = xcalloc(strmap_size(&pc->expected_status) + 1, sizeof(char *));
 	size_t n_met = 0;
 	while (strmap_next(&pc->expected_status, &sit, &plan_name, &want_status)) {
 		const plan_object_t *po = store_get(plans, NULL, plan_name);
-		if ((po == NULL || (po->status && cJSON_Compare(po->status, want_status, true))) && n_met < 16)
+		if (po == NULL || (po->status && cJSON_Compare(po->status, want_status, true)))
 			met_plans[n_met++] = plan_name;
 	}
-	for (size_t i = 0; i < n_met; i++) {
-		char *key = xstrdup(met_plans[i]);
-		cJSON_Delete(strmap_remove(&pc->expected_status, key));
-		free(key);
-	}
+	plan_expectations_clear(&pc->expected_status, met_plans, n_met, plan_status_expectation_free);
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	size_t it = 0;
 	const char *node_name;
 	void *v;
-	const char *seen_keys[64];
+	const char **seen_keys = xcalloc(strmap_size(&pc->expected) + 1, sizeof(char *));
 	size_t n_seen = 0;
 	while (strmap_next(&pc->expected, &it, &node_name, &v)) {
 		const projection_node_t *node = store_get(nodes, NULL, node_name);
@@ -1519,14 +1520,9 @@ static bool plan_expectations_met(plan_controller_t *pc)
 				step = node->annotations[a].value;
 		const char *want = v;
 		if (node == NULL || (want[0] == '\0' ? step == NULL : (step && strcmp(step, want) == 0)))
-			if (n_seen < 64)
-				seen_keys[n_seen++] = node_name;
+			seen_keys[n_seen++] = node_name;
 	}
-	for (size_t i = 0; i < n_seen; i++) {
-		char *key = xstrdup(seen_keys[i]);
-		free(strmap_remove(&pc->expected, key));
-		free(key);
-	}
+	plan_expectations_clear(&pc->expected, seen_keys, n_seen, free);
 	return strmap_size(&pc->expected) == 0 && strmap_size(&pc->expected_status) == 0;
 }
 
@@ -1568,7 +1564,11 @@ static void plan_controller_schedule(plan_controller_t *pc)
 	uint64_t due = workqueue_next_due(pc->queue, uv_now(pc->loop));
 	if (due == UINT64_MAX)
 		return;
-	uv_timer_start(&pc->timer, plan_on_timer, due < 50 ? 50 : due, 0);
+	/*
+	 * Events may bring the next reconcile forward, never push it back: a
+	 * busy cluster sends them less than the 50 ms batching delay apart.
+	 */
+	timer_arm_within(&pc->timer, plan_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
 }
 
 void plan_controller_poke(plan_controller_t *pc)
@@ -1613,7 +1613,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new(5, 1000000);
 	pc->slo = slo_tracker_new();
-	pool_index_init(&pc->pools, plan_node_matches);
+	pool_index_init(&pc->pools, plan_selector_matches);
 	pc->param = pc->taint = (plan_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;

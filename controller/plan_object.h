@@ -14,7 +14,7 @@
 #include "store.h"
 
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	int64_t generation;
 	bool valid;
 	char *invalid_reason; /* when !valid: the decoder's one line */

@@ -59,11 +59,6 @@ const char *handover_step_waits_for(handover_step_t step)
 	}
 }
 
-bool handover_step_unavailable(handover_step_t step)
-{
-	return step != HANDOVER_LEGACY && step != HANDOVER_DRA;
-}
-
 /* ---- reading the record -------------------------------------------------- */
 
 static const char *handover_annotation(const projection_node_t *node, const char *key)
@@ -386,7 +381,7 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 	if (st->orphaned_by) {
 		handover_refuse(d, "OrphanedNode",
 				"%s carries %s=%s: its plan was force-deleted mid-handover; drashift adopts nothing: "
-				"bring the node to rest and remove drashift's annotations (README, \"Deleting a plan\")",
+				"bring the node to rest and remove drashift's annotations (docs/operations.md, \"Deleting a plan, and nodes that leave it\")",
 				node, HANDOVER_ANN_ORPHANED_BY, st->orphaned_by);
 		return;
 	}
@@ -432,10 +427,10 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 				d->requeue_ms = 1000;
 				return;
 			}
-			char why[160];
-			snprintf(why, sizeof(why), "%zu pod(s) still use %s on the node%s", use->plugin_users,
-				 in->plan->extended_resource, use->unknown ? " (or the pods could not be read)" : "");
+			char *why = xasprintf("%zu pod(s) still use %s on the node%s", use->plugin_users,
+					      in->plan->extended_resource, use->unknown ? " (or the pods could not be read)" : "");
 			handover_wait(in, d, in->pool->drain_deadline_ms, why);
+			free(why);
 			return;
 		}
 		handover_advance(in, d, HANDOVER_PLUGIN_OFF, 0, -1, "DevicePluginOff",
@@ -473,13 +468,12 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 					 "the node's ResourceSlices are complete and advertise the devices the plugin had");
 			return;
 		} else {
-			char why[200];
-			if (!ads->slices_complete)
-				snprintf(why, sizeof(why), "the driver's ResourceSlices for the node are not complete");
-			else
-				snprintf(why, sizeof(why), "the driver advertises %lld devices, the device plugin had %lld",
-					 (long long)ads->slice_devices, (long long)st->legacy_devices);
+			char *why = !ads->slices_complete
+					    ? xstrdup("the driver's ResourceSlices for the node are not complete")
+					    : xasprintf("the driver advertises %lld devices, the device plugin had %lld",
+							(long long)ads->slice_devices, (long long)st->legacy_devices);
 			handover_wait(in, d, in->pool->handover_deadline_ms, why);
+			free(why);
 		}
 		return;
 
@@ -511,10 +505,10 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 		}
 		if (use->unknown || use->driver_users > 0) {
 			/* Never evict during a rollback: claims are released only by their pods finishing. */
-			char why[160];
-			snprintf(why, sizeof(why), "%zu pod(s) on the node still hold claims allocated by %s%s",
-				 use->driver_users, in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
+			char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s", use->driver_users,
+					      in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
 			handover_wait(in, d, in->pool->drain_deadline_ms, why);
+			free(why);
 			return;
 		}
 		handover_advance(in, d, HANDOVER_DRIVER_OFF, -1, 0, "DRADriverOff",

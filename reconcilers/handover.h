@@ -164,7 +164,4 @@ const char *handover_step_waits_for(handover_step_t step);
 /* Whether the node carries any of drashift's handover annotations. */
 bool handover_has_record(const projection_node_t *node);
 
-/* Whether a step counts against maxUnavailable (cordoned by a handover in progress, or failed). */
-bool handover_step_unavailable(handover_step_t step);
-
 #endif

@@ -843,12 +843,11 @@ int plan_decode(const cJSON *obj, plan_t *out, char *err, size_t errlen)
 /* ---- selectors and canaries ---- */
 
 /* The value of label key on the node, or NULL when the node does not carry it. */
-static const char *plan__label_of(const char *key, const char *const *keys, const char *const *values,
-				  size_t n_labels)
+static const char *plan__label_of(const char *key, const projection_label_t *labels, size_t n_labels)
 {
 	for (size_t i = 0; i < n_labels; i++) {
-		if (keys[i] != NULL && strcmp(keys[i], key) == 0)
-			return values[i] != NULL ? values[i] : "";
+		if (labels[i].key != NULL && strcmp(labels[i].key, key) == 0)
+			return labels[i].value != NULL ? labels[i].value : "";
 	}
 	return NULL;
 }
@@ -867,14 +866,13 @@ static bool plan__in(const plan_requirement_t *req, const char *value)
  * when the label is absent, as in Kubernetes. Unlike Kubernetes, an empty
  * selector matches nothing: a pool with no selector must never take a fleet.
  */
-bool plan_selector_matches(const plan_selector_t *sel, const char *const *keys, const char *const *values,
-			   size_t n_labels)
+bool plan_selector_matches(const plan_selector_t *sel, const projection_node_t *node)
 {
 	if (sel == NULL || sel->n_reqs == 0)
 		return false;
 	for (size_t r = 0; r < sel->n_reqs; r++) {
 		const plan_requirement_t *req = &sel->reqs[r];
-		const char *v = plan__label_of(req->key, keys, values, n_labels);
+		const char *v = plan__label_of(req->key, node->labels, node->n_labels);
 		bool ok;
 		switch (req->op) {
 		case PLAN_SELECTOR_IN:

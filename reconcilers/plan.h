@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "projection.h"
+
 /* One label requirement: key In/NotIn values, Exists, DoesNotExist (metav1.LabelSelector). */
 typedef enum {
 	PLAN_SELECTOR_IN,
@@ -118,9 +120,13 @@ typedef struct {
 int plan_decode(const cJSON *obj, plan_t *out, char *err, size_t errlen);
 void plan_free(plan_t *p);
 
-/* Does a node with these labels (parallel arrays) match the selector? */
-bool plan_selector_matches(const plan_selector_t *sel, const char *const *keys, const char *const *values,
-			   size_t n_labels);
+/*
+ * Does the node match the selector? Every label the node carries is read, in
+ * place and in any order: a node has as many labels as the API server let
+ * through (NFD and GPU feature discovery put hundreds on a GPU node). This is
+ * the matcher the controller's pool index uses (pool_index_matcher_t).
+ */
+bool plan_selector_matches(const plan_selector_t *sel, const projection_node_t *node);
 
 /* The canary size of a pool of n nodes: at least 1, at most n. */
 size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes);

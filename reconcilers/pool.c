@@ -18,14 +18,6 @@ const char *pool_phase_name(pool_phase_t phase)
 	return phase < POOL_PHASES ? pool_phase_names[phase] : "Unknown";
 }
 
-int pool_phase_parse(const char *name)
-{
-	for (int i = 0; i < POOL_PHASES; i++)
-		if (strcmp(name, pool_phase_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 static bool pool_in_canary(const pool_record_t *rec, const char *node)
 {
 	for (size_t i = 0; i < rec->n_canary; i++)

@@ -38,7 +38,6 @@ typedef enum {
 } pool_phase_t;
 
 const char *pool_phase_name(pool_phase_t phase);
-int pool_phase_parse(const char *name); /* -1: unknown */
 
 /* What the plan's status recorded about a pool. Strings are borrowed. */
 typedef struct {

@@ -1,6 +1,6 @@
 /*
  * The SLO gate: judging a pool's signals against the plan's thresholds
- * (DESIGN.md section 5).
+ * (docs/state-machines.md, "The SLO gate").
  *
  * Pure: slo_judge() reads samples the controller collected (see
  * controller/slo_tracker.h) plus now, and returns one result per signal. No

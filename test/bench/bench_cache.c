@@ -5,7 +5,7 @@
  *   bench_cache [--pods N] [--claims N] [--nodes N] [--repeat R]
  *   bench_cache --sample      print one synthetic event of each shape and exit
  *
- * A benchmark, not a test (DESIGN.md section 7): it prints numbers to read
+ * A benchmark, not a test (docs/architecture.md, "How it is tested"): it prints numbers to read
  * and compare, never a timing verdict. It exits non-zero only when the path
  * malfunctions: an event that does not decode, a store that does not hold
  * exactly the objects sent, a projection that lost what a decision reads.
@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "projection.h"
+#include "kinds.h"
 #include "store.h"
 #include "watch_framer.h"
 #include "xalloc.h"
@@ -1163,9 +1164,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	store_t pods, claims, nodes;
-	store_init(&pods, &store_kind_pods, NULL, NULL);
-	store_init(&claims, &store_kind_claims, NULL, NULL);
-	store_init(&nodes, &store_kind_nodes, NULL, NULL);
+	store_init(&pods, &kinds_pods, NULL, NULL);
+	store_init(&claims, &kinds_claims, NULL, NULL);
+	store_init(&nodes, &kinds_nodes, NULL, NULL);
 	bench_row_t rows[4] = { { .name = "pods" }, { .name = "claims" }, { .name = "nodes" }, { .name = "pods-mod" } };
 	uint64_t rv = 4000000; /* one etcd revision counter across kinds, as on a real cluster */
 	uint64_t pods_rv = rv;

@@ -9,7 +9,7 @@
 #      on), and finishes b-0 on DRA from driver-on, holding the plan until then;
 #   5. deleting a plan mid-rollback finishes the rollback once the DRA pod ends;
 #   6. the escape hatch drops the plan at once and leaves a labelled orphan,
-#      reported on /metrics and in an Event, released with the README's commands;
+#      reported on /metrics and in an Event, released with the commands in docs/operations.md;
 #   7. deleting the CRD releases a node in draining before its plan goes.
 # Every node ends with one owner, uncordoned, without drashift's annotations.
 source "$(dirname "$0")/../lib.sh"
@@ -168,7 +168,7 @@ one_orphan() { [ "$(orphans)" = 1 ]; }
 wait_for 20 "drashift_orphaned_nodes 1" one_orphan
 orphan_event() { kubectl get events -A --field-selector involvedObject.name=a-0 -o jsonpath='{.items[*].reason}' | grep -q OrphanedNode; }
 wait_for 20 "the OrphanedNode Event" orphan_event
-# The README's release of a node the DRA label does not own: uncordon only a
+# docs/operations.md's release of a node the DRA label does not own: uncordon only a
 # cordon drashift recorded as its own, then remove its annotations.
 [ "$(kubectl get node a-0 -o jsonpath='{.metadata.annotations.drashift\.io/cordoned-by-drashift}')" = true ] && kubectl uncordon a-0 >/dev/null
 kubectl annotate node a-0 drashift.io/plan- drashift.io/direction- drashift.io/step- drashift.io/step-since- \

@@ -14,9 +14,8 @@
  *     head alone parses to the same length;
  *   - an error, once seen, stays an error as more bytes arrive.
  *
- * clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icontroller \
- *   test/fuzz/fuzz_http_request.c controller/http_server.c controller/xalloc.c \
- *   controller/log.c $(pkg-config --cflags --libs libuv) -o /tmp/fh
+ * CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+ * meson compile -C build-fuzz test/fuzz/fuzz_http_request
  */
 #include <stdint.h>
 #include <stdio.h>

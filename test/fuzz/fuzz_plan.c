@@ -10,9 +10,8 @@
  * plan_canary_size at the edges. Seed it with test/unit/fixtures/plans
  * (copied: libFuzzer writes into the first corpus directory).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icontroller -Ireconcilers \
- *     test/fuzz/fuzz_plan.c reconcilers/plan.c controller/xalloc.c \
- *     $(pkg-config --cflags --libs libcjson) -o fuzz_plan
+ *   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+ *   meson compile -C build-fuzz test/fuzz/fuzz_plan
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,7 +47,7 @@ static void check_pool(const plan_pool_t *pool)
 	 * selector has only In and DoesNotExist requirements on distinct keys,
 	 * that node must match it.
 	 */
-	const char *keys[PLAN_PROBE_MAX], *values[PLAN_PROBE_MAX];
+	projection_label_t labels[PLAN_PROBE_MAX];
 	size_t n = 0;
 	bool satisfiable = sel->n_reqs <= PLAN_PROBE_MAX;
 	for (size_t i = 0; i < sel->n_reqs; i++) {
@@ -61,16 +60,17 @@ static void check_pool(const plan_pool_t *pool)
 				satisfiable = false;
 		}
 		if (r->op == PLAN_SELECTOR_IN && n < PLAN_PROBE_MAX) {
-			keys[n] = r->key;
-			values[n] = r->values[0];
+			labels[n].key = r->key;
+			labels[n].value = r->values[0];
 			n++;
 		} else if (r->op != PLAN_SELECTOR_DOES_NOT_EXIST) {
 			satisfiable = false;
 		}
 	}
-	if (plan_selector_matches(sel, keys, values, n) != satisfiable && satisfiable)
+	projection_node_t probe = {.labels = labels, .n_labels = n}, bare = {0};
+	if (plan_selector_matches(sel, &probe) != satisfiable && satisfiable)
 		abort();
-	(void)plan_selector_matches(sel, NULL, NULL, 0);
+	(void)plan_selector_matches(sel, &bare);
 
 	size_t sizes[] = {0, 1, 2, 99, 100, 101, SIZE_MAX};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {

@@ -9,9 +9,8 @@
  * Seed it with test/unit/fixtures/objects (copied: libFuzzer writes into the
  * first corpus directory).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icontroller \
- *     test/fuzz/fuzz_projection.c controller/projection.c controller/xalloc.c \
- *     $(pkg-config --cflags --libs libcjson) -o fuzz_projection
+ *   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+ *   meson compile -C build-fuzz test/fuzz/fuzz_projection
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,24 +69,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data;
 	char err[256];
 
-	projection_event_t ev;
+	kube_object_event_t ev;
 	memset(&ev, 0x5a, sizeof(ev));
 	err[0] = '\0';
-	if (projection_decode_event(text, size, &ev, err, sizeof(err)) == 0) {
-		if (ev.object == NULL || ev.type > PROJECTION_EVENT_ERROR)
+	if (kube_object_decode_event(text, size, &ev, err, sizeof(err)) == 0) {
+		if (ev.object == NULL || ev.type > KUBE_OBJECT_EVENT_ERROR)
 			abort();
-		if (ev.type == PROJECTION_EVENT_BOOKMARK && ev.resource_version == NULL)
+		if (ev.type == KUBE_OBJECT_EVENT_BOOKMARK && ev.resource_version == NULL)
 			abort();
 		decode_all(ev.object);
-		projection_event_free(&ev);
+		kube_object_event_free(&ev);
 	} else {
 		check_failed(&ev, sizeof(ev), err);
 	}
 
-	projection_list_t list;
+	kube_object_list_t list;
 	memset(&list, 0x5a, sizeof(list));
 	err[0] = '\0';
-	if (projection_decode_list(text, size, &list, err, sizeof(err)) == 0) {
+	if (kube_object_decode_list(text, size, &list, err, sizeof(err)) == 0) {
 		const cJSON *item;
 		if (!cJSON_IsArray(list.items) || list.resource_version == NULL)
 			abort();
@@ -95,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			decode_all(item);
 		}
-		projection_list_free(&list);
+		kube_object_list_free(&list);
 	} else {
 		check_failed(&list, sizeof(list), err);
 	}

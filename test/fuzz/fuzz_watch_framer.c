@@ -8,8 +8,8 @@
  * a simple reference splitter finds in the whole stream, and feeding must end
  * the way the reference says (0, -1 for a line over the cap, or the stop code).
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Icontroller \
- *     test/fuzz/fuzz_watch_framer.c controller/watch_framer.c controller/xalloc.c -o fuzz_watch_framer
+ *   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+ *   meson compile -C build-fuzz test/fuzz/fuzz_watch_framer
  */
 #include <stdint.h>
 #include <stdlib.h>

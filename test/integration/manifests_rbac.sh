@@ -2,7 +2,7 @@
 # manifests/ on a real control plane: `kubectl apply -k manifests/` creates
 # everything, the Deployment's pod meets the restricted Pod Security Standard
 # the namespace enforces, and the ServiceAccount holds exactly the grants of
-# DRA-NOTES.md: it reads the DRA objects, writes only what drashift owns, and
+# docs/dra-facts.md ("Permissions"): it reads the DRA objects, writes only what drashift owns, and
 # can neither read secrets nor write claims or slices. The grants are checked
 # with `kubectl auth can-i --as`, then exercised with the ServiceAccount's own
 # token; with DRASHIFT_CONTROLLER set, the operator itself runs on that token

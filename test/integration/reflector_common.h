@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "kube_http.h"
+#include "kinds.h"
 #include "reflector.h"
 #include "testenv.h"
 #include "xalloc.h"
@@ -43,7 +44,7 @@ static void fixture_start(fixture_t *f, const char *kubeconfig, const reflector_
 {
 	f->http = testenv_client_open(&f->loop, kubeconfig);
 	kube_http_set_observer(f->http, fixture_observe, f);
-	reflector_start(&f->loop, f->http, &store_kind_nodes, opt, fixture_on_change, f, &f->nodes);
+	reflector_start(&f->loop, f->http, &kinds_nodes, opt, fixture_on_change, f, &f->nodes);
 }
 
 static void fixture_stop(fixture_t *f)
@@ -73,7 +74,7 @@ static char *fixture_cache_lines(reflector_t *r)
 	char **lines = xcalloc(n ? n : 1, sizeof(char *));
 	const void *proj;
 	while (store_next(s, &it, &proj)) {
-		const projection_meta_t *m = proj;
+		const kube_object_meta_t *m = proj;
 		lines[i++] = xasprintf("%s=%s\n", m->name, m->resource_version);
 	}
 	qsort(lines, n, sizeof(char *), fixture_cmp_lines);

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
+#include "kinds.h"
 #include "projection.h"
 #include "store.h"
 #include "xalloc.h"
@@ -42,40 +44,25 @@ static void sweep_free(void *p)
 	free(p);
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = xmalloc((size_t)n + 1);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 /* Decode one document with every decoder that could apply; returns how many succeeded. */
 static int decode_all(const char *buf, size_t len)
 {
 	char err[256];
 	int ok = 0;
-	projection_event_t ev;
-	if (projection_decode_event(buf, len, &ev, err, sizeof(err)) == 0) {
+	kube_object_event_t ev;
+	if (kube_object_decode_event(buf, len, &ev, err, sizeof(err)) == 0) {
 		ok++;
-		projection_event_free(&ev);
+		kube_object_event_free(&ev);
 	}
-	projection_list_t list;
-	if (projection_decode_list(buf, len, &list, err, sizeof(err)) == 0) {
+	kube_object_list_t list;
+	if (kube_object_decode_list(buf, len, &list, err, sizeof(err)) == 0) {
 		ok++;
-		projection_list_free(&list);
+		kube_object_list_free(&list);
 	}
 	cJSON *obj = cJSON_ParseWithLength(buf, len);
 	if (obj != NULL) {
-		const store_kind_t *kinds[] = { &store_kind_nodes, &store_kind_pods, &store_kind_claims,
-						&store_kind_slices, &store_kind_device_classes };
+		const store_kind_t *kinds[] = { &kinds_nodes, &kinds_pods, &kinds_claims,
+						&kinds_slices, &kinds_device_classes };
 		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 			void *proj = xcalloc(1, kinds[k]->size);
 			if (kinds[k]->decode(obj, proj, err, sizeof(err)) == 0) {
@@ -102,10 +89,10 @@ static void test_every_parser_allocation_may_fail(void **state)
 	while ((e = readdir(d)) != NULL) {
 		if (strstr(e->d_name, ".json") == NULL)
 			continue;
-		char path[512];
-		snprintf(path, sizeof(path), "%s/objects/%s", FIXTURES, e->d_name);
+		char name[512];
+		snprintf(name, sizeof(name), "objects/%s", e->d_name);
 		size_t len;
-		char *buf = read_file(path, &len);
+		char *buf = fixture_read(name, &len);
 
 		alloc_fail_at = 0;
 		alloc_count = 0;

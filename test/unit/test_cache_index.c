@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "kinds.h"
 #include "xalloc.h"
 
 static cache_index_t pods_by_node;
@@ -48,7 +49,7 @@ static void test_pods_by_node_follow_every_change(void **state)
 {
 	(void)state;
 	store_t s;
-	store_init(&s, &store_kind_pods, follow, NULL);
+	store_init(&s, &kinds_pods, follow, NULL);
 	pod(&s, "ADDED", "pending", "1", NULL); /* unbound: on no node */
 	pod(&s, "ADDED", "a", "2", "gpu-1");
 	pod(&s, "ADDED", "b", "3", "gpu-1");
@@ -172,7 +173,7 @@ static char *group_members(const cache_index_t *idx, const store_t *s, const cha
 	const char **names = xcalloc(n + 1, sizeof(char *));
 	void *v;
 	while (group && strmap_next(group, &it, NULL, &v)) {
-		const projection_meta_t *m = v;
+		const kube_object_meta_t *m = v;
 		assert_ptr_equal(v, store_get(s, ns, m->name));
 		names[k++] = m->name;
 	}
@@ -193,7 +194,7 @@ static void run_steps(const index_step_t *steps, size_t n_steps, cache_kind_t ki
 	cache_index_t *idx = kind == CACHE_CLAIMS ? &c.claims_by_node_driver : &c.slices_by_node_driver;
 	const char *ns = kind == CACHE_CLAIMS ? "t" : NULL;
 	store_t s;
-	store_init(&s, kind == CACHE_CLAIMS ? &store_kind_claims : &store_kind_slices,
+	store_init(&s, kind == CACHE_CLAIMS ? &kinds_claims : &kinds_slices,
 		   kind == CACHE_CLAIMS ? follow_claims : follow_slices, &c);
 	for (size_t i = 0; i < n_steps; i++) {
 		if (kind == CACHE_CLAIMS)

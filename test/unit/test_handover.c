@@ -1,6 +1,6 @@
 /*
  * Node handover decisions: every transition as a table row, and the safety
- * invariants of DESIGN.md section 3 checked over every combination of step,
+ * invariants of docs/invariants.md checked over every combination of step,
  * labels, cordon, usage, advertisements and goal.
  */
 #include <setjmp.h>
@@ -443,6 +443,39 @@ static void test_evict_policy_evicts_then_waits(void **state)
 	pool = saved;
 }
 
+/*
+ * A failure names what it waited for in full: an extended resource may be 317
+ * bytes long (the CRD's maxLength), and the reason used to be cut at 160.
+ */
+static void test_failure_reason_names_a_long_resource_in_full(void **state)
+{
+	(void)state;
+	char resource[318];
+	memset(resource, 'g', 253);
+	resource[253] = '/';
+	memset(resource + 254, 'r', 63);
+	resource[317] = '\0';
+	char *saved = plan.extended_resource;
+	plan.extended_resource = resource;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, 61 * MINUTE);
+	world_t w = { .usage = { .plugin_users = 2 }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	handover_decision_t d;
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	cJSON *patch = cJSON_Parse(d.patch);
+	const cJSON *failure = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(patch, "metadata"), "annotations"),
+		HANDOVER_ANN_FAILURE);
+	assert_true(cJSON_IsString(failure));
+	char *want = xasprintf("draining: 2 pod(s) still use %s on the node", resource);
+	assert_string_equal(failure->valuestring, want);
+	free(want);
+	cJSON_Delete(patch);
+	handover_decision_free(&d);
+	plan.extended_resource = saved;
+}
+
 static void test_unreadable_record_is_refused(void **state)
 {
 	(void)state;
@@ -467,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
+		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
 		cmocka_unit_test(test_unreadable_record_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -309,112 +309,70 @@ static void test_merge_with_empty_file(void **state)
 
 /* ---- errors ---- */
 
-static void test_error_missing_file(void **state)
+/*
+ * Every load that must fail, with the exact message: which file, which field.
+ * Each row loads the list with the context (NULL: the current context).
+ */
+static void test_errors(void **state)
 {
 	(void)state;
-	assert_string_equal(load_files_fail(F("does-not-exist.yaml"), NULL),
-			    "kubeconfig " F("does-not-exist.yaml") ": No such file or directory");
-}
-
-static void test_error_no_listed_file_exists(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("a.yaml") "::" F("b.yaml"), NULL),
-			    "kubeconfig " F("a.yaml") ":" F("b.yaml")
-			    ": none of the listed files exists");
-	assert_string_equal(load_files_fail("::", NULL),
-			    "kubeconfig: the path list \"::\" names no file");
-}
-
-static void test_error_malformed_yaml(void **state)
-{
-	(void)state;
-	static const char want[] =
-		"kubeconfig " F("malformed.yaml") ": line 3: mapping values are not allowed in "
-		"this context";
-	assert_string_equal(load_files_fail(F("malformed.yaml"), NULL), want);
-	/* Later in a list: still an error, naming that file. */
-	assert_string_equal(load_files_fail(F("basic.yaml") ":" F("malformed.yaml"), NULL), want);
-}
-
-static void test_error_absent_context(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("basic.yaml"), "staging"),
-			    "kubeconfig " F("basic.yaml") ": context \"staging\" not found");
-}
-
-static void test_error_no_current_context(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("no-current-context.yaml"), NULL),
-			    "kubeconfig " F("no-current-context.yaml")
-			    ": current-context is empty and no context was given");
-}
-
-static void test_error_context_names_absent_cluster(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-refs.yaml"), NULL),
-			    "kubeconfig " F("bad-refs.yaml")
-			    ": contexts[\"dev\"].context.cluster: cluster \"nope\" not found");
-	assert_string_equal(load_files_fail(F("bad-refs.yaml"), "clusterless"),
-			    "kubeconfig " F("bad-refs.yaml")
-			    ": contexts[\"clusterless\"].context.cluster: missing");
-}
-
-static void test_error_context_names_absent_user(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-refs.yaml"), "ghost"),
-			    "kubeconfig " F("bad-refs.yaml")
-			    ": contexts[\"ghost\"].context.user: user \"ghost\" not found");
-}
-
-static void test_error_missing_server(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-clusters.yaml"), "no-server"),
-			    "kubeconfig " F("bad-clusters.yaml")
-			    ": clusters[\"c\"].cluster.server: missing");
-}
-
-static void test_error_server_not_http(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-clusters.yaml"), "ftp"),
-			    "kubeconfig " F("bad-clusters.yaml")
-			    ": clusters[\"ftp\"].cluster.server: \"ftp://files.example.com\" is "
-			    "not an https:// or http:// URL");
-}
-
-static void test_error_bad_base64(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-clusters.yaml"), "bad-base64"),
-			    "kubeconfig " F("bad-clusters.yaml")
-			    ": clusters[\"bad-base64\"].cluster.certificate-authority-data: "
-			    "invalid base64");
-	assert_string_equal(load_files_fail(F("bad-users.yaml"), "bad-key"),
-			    "kubeconfig " F("bad-users.yaml")
-			    ": users[\"bad-key\"].user.client-key-data: invalid base64");
-}
-
-static void test_error_ambiguous_trust(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-clusters.yaml"), "two-cas"),
-			    "kubeconfig " F("bad-clusters.yaml")
-			    ": clusters[\"two-cas\"].cluster.certificate-authority-data: conflicts "
-			    "with certificate-authority; set only one");
-	assert_string_equal(load_files_fail(F("bad-clusters.yaml"), "insecure-with-ca"),
-			    "kubeconfig " F("bad-clusters.yaml")
-			    ": clusters[\"insecure-with-ca\"].cluster.insecure-skip-tls-verify: "
-			    "cannot be combined with a certificate authority");
-	assert_string_equal(load_files_fail(F("bad-clusters.yaml"), "not-bool"),
-			    "kubeconfig " F("bad-clusters.yaml")
-			    ": clusters[\"not-bool\"].cluster.insecure-skip-tls-verify: "
-			    "\"maybe\" is not a boolean");
+	static const struct {
+		const char *list, *context, *want;
+	} cases[] = {
+		{ F("does-not-exist.yaml"), NULL,
+		  "kubeconfig " F("does-not-exist.yaml") ": No such file or directory" },
+		{ F("a.yaml") "::" F("b.yaml"), NULL,
+		  "kubeconfig " F("a.yaml") ":" F("b.yaml") ": none of the listed files exists" },
+		{ "::", NULL,
+		  "kubeconfig: the path list \"::\" names no file" },
+		{ F("malformed.yaml"), NULL,
+		  "kubeconfig " F("malformed.yaml") ": line 3: mapping values are not allowed in this context" },
+		{ F("basic.yaml") ":" F("malformed.yaml"), NULL,
+		  "kubeconfig " F("malformed.yaml") ": line 3: mapping values are not allowed in this context" },
+		{ F("basic.yaml"), "staging",
+		  "kubeconfig " F("basic.yaml") ": context \"staging\" not found" },
+		{ F("no-current-context.yaml"), NULL,
+		  "kubeconfig " F("no-current-context.yaml") ": current-context is empty and no context was given" },
+		{ F("bad-refs.yaml"), NULL,
+		  "kubeconfig " F("bad-refs.yaml") ": contexts[\"dev\"].context.cluster: cluster \"nope\" not found" },
+		{ F("bad-refs.yaml"), "clusterless",
+		  "kubeconfig " F("bad-refs.yaml") ": contexts[\"clusterless\"].context.cluster: missing" },
+		{ F("bad-refs.yaml"), "ghost",
+		  "kubeconfig " F("bad-refs.yaml") ": contexts[\"ghost\"].context.user: user \"ghost\" not found" },
+		{ F("bad-clusters.yaml"), "no-server",
+		  "kubeconfig " F("bad-clusters.yaml") ": clusters[\"c\"].cluster.server: missing" },
+		{ F("bad-clusters.yaml"), "ftp",
+		  "kubeconfig " F("bad-clusters.yaml") ": clusters[\"ftp\"].cluster.server: \"ftp://files.example.com\" is "
+		  "not an https:// or http:// URL" },
+		{ F("bad-clusters.yaml"), "bad-base64",
+		  "kubeconfig " F("bad-clusters.yaml") ": clusters[\"bad-base64\"].cluster.certificate-authority-data: "
+		  "invalid base64" },
+		{ F("bad-users.yaml"), "bad-key",
+		  "kubeconfig " F("bad-users.yaml") ": users[\"bad-key\"].user.client-key-data: invalid base64" },
+		{ F("bad-clusters.yaml"), "two-cas",
+		  "kubeconfig " F("bad-clusters.yaml") ": clusters[\"two-cas\"].cluster.certificate-authority-data: "
+		  "conflicts "
+		  "with certificate-authority; set only one" },
+		{ F("bad-clusters.yaml"), "insecure-with-ca",
+		  "kubeconfig " F("bad-clusters.yaml") ": clusters[\"insecure-with-ca\"].cluster.insecure-skip-tls-verify: "
+		  "cannot be combined with a certificate authority" },
+		{ F("bad-clusters.yaml"), "not-bool",
+		  "kubeconfig " F("bad-clusters.yaml") ": clusters[\"not-bool\"].cluster.insecure-skip-tls-verify: "
+		  "\"maybe\" is not a boolean" },
+		{ F("bad-users.yaml"), "keyless",
+		  "kubeconfig " F("bad-users.yaml") ": users[\"keyless\"].user.client-key: missing; a client certificate "
+		  "needs its key" },
+		{ F("duplicate.yaml"), NULL,
+		  "kubeconfig " F("duplicate.yaml") ": clusters[\"c\"]: name defined twice" },
+		{ F("not-a-list.yaml"), NULL,
+		  "kubeconfig " F("not-a-list.yaml") ": clusters: expected a list" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *err = load_files_fail(cases[i].list, cases[i].context);
+		if (strcmp(err, cases[i].want) != 0)
+			fail_msg("case %zu (%s, context %s):\n got  \"%s\"\n want \"%s\"", i, cases[i].list,
+				 cases[i].context ? cases[i].context : "(current)", err, cases[i].want);
+	}
 }
 
 static void test_error_exec_auth_unsupported(void **state)
@@ -435,25 +393,6 @@ static void test_error_exec_auth_unsupported(void **state)
 	assert_string_equal(cfg.context, "ok");
 	assert_string_equal(cfg.token, "ok-token");
 	kubeconfig_free(&cfg);
-}
-
-static void test_error_client_cert_without_key(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("bad-users.yaml"), "keyless"),
-			    "kubeconfig " F("bad-users.yaml")
-			    ": users[\"keyless\"].user.client-key: missing; a client certificate "
-			    "needs its key");
-}
-
-static void test_error_bad_structure(void **state)
-{
-	(void)state;
-	assert_string_equal(load_files_fail(F("duplicate.yaml"), NULL),
-			    "kubeconfig " F("duplicate.yaml")
-			    ": clusters[\"c\"]: name defined twice");
-	assert_string_equal(load_files_fail(F("not-a-list.yaml"), NULL),
-			    "kubeconfig " F("not-a-list.yaml") ": clusters: expected a list");
 }
 
 static void test_error_truncated_to_errlen(void **state)
@@ -733,20 +672,8 @@ int main(void)
 		T(test_merge_current_context_from_first_file_that_sets_it),
 		T(test_merge_first_definition_wins),
 		T(test_merge_with_empty_file),
-		T(test_error_missing_file),
-		T(test_error_no_listed_file_exists),
-		T(test_error_malformed_yaml),
-		T(test_error_absent_context),
-		T(test_error_no_current_context),
-		T(test_error_context_names_absent_cluster),
-		T(test_error_context_names_absent_user),
-		T(test_error_missing_server),
-		T(test_error_server_not_http),
-		T(test_error_bad_base64),
-		T(test_error_ambiguous_trust),
+		T(test_errors),
 		T(test_error_exec_auth_unsupported),
-		T(test_error_client_cert_without_key),
-		T(test_error_bad_structure),
 		T(test_error_truncated_to_errlen),
 		T_SA(test_in_cluster),
 		T_SA(test_in_cluster_ipv6_host_bracketed),

@@ -1,7 +1,6 @@
 /*
  * Leader election's decisions, without I/O: when a candidate may take the
- * Lease, when a leader must stop, and how the Lease's own bytes are read and
- * its times written.
+ * Lease, when a leader must stop, and how the Lease's own bytes are read.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,69 +179,6 @@ static void test_changed_record_resets_observation_time(void **state)
 	assert_int_equal(leader_observed_time(&absent, 100, &absent, 900), 100);
 }
 
-/* ---- MicroTime ----------------------------------------------------------- */
-
-static void test_microtime_formats_like_the_api(void **state)
-{
-	(void)state;
-	char buf[LEADER_MICROTIME_LEN];
-	assert_int_equal(leader_microtime_format(0, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "1970-01-01T00:00:00.000000Z");
-	/* Go's reference time, 2006-01-02T15:04:05Z = 1136214245, plus 7 µs. */
-	assert_int_equal(leader_microtime_format((int64_t)1136214245 * 1000000 + 7, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "2006-01-02T15:04:05.000007Z");
-	/* The last microsecond of a leap day. */
-	assert_int_equal(leader_microtime_format((int64_t)1709251199 * 1000000 + 999999, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "2024-02-29T23:59:59.999999Z");
-	assert_int_equal(leader_microtime_format(-1, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "1969-12-31T23:59:59.999999Z");
-	/* Too small a buffer is refused, not truncated. */
-	char small[10];
-	assert_int_equal(leader_microtime_format(0, small, sizeof(small)), -1);
-}
-
-static void test_microtime_round_trip(void **state)
-{
-	(void)state;
-	const int64_t samples[] = {
-		0, 1, 999999, (int64_t)951782400 * 1000000 /* 2000-02-29 */,
-		(int64_t)1136214245 * 1000000 + 123456, (int64_t)4102444799 * 1000000 + 500000 /* 2099-12-31 */,
-		(int64_t)253402300799 * 1000000 + 999999 /* 9999-12-31T23:59:59.999999 */,
-	};
-	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
-		char buf[LEADER_MICROTIME_LEN];
-		int64_t back = -42;
-		assert_int_equal(leader_microtime_format(samples[i], buf, sizeof(buf)), 0);
-		assert_int_equal(strlen(buf), LEADER_MICROTIME_LEN - 1);
-		assert_int_equal(leader_microtime_parse(buf, &back), 0);
-		assert_int_equal(back, samples[i]);
-	}
-}
-
-static void test_microtime_parse_accepts_rfc3339_and_rejects_junk(void **state)
-{
-	(void)state;
-	int64_t t;
-	assert_int_equal(leader_microtime_parse("2006-01-02T15:04:05Z", &t), 0);
-	assert_int_equal(t, (int64_t)1136214245 * 1000000);
-	assert_int_equal(leader_microtime_parse("2006-01-02T15:04:05.5Z", &t), 0);
-	assert_int_equal(t, (int64_t)1136214245 * 1000000 + 500000);
-	assert_int_equal(leader_microtime_parse("2006-01-02T15:04:05.123456789Z", &t), 0);
-	assert_int_equal(t, (int64_t)1136214245 * 1000000 + 123456);
-	assert_int_equal(leader_microtime_parse("2006-01-02T08:04:05.000000-07:00", &t), 0);
-	assert_int_equal(t, (int64_t)1136214245 * 1000000);
-
-	const char *bad[] = {
-		"", "2006-01-02", "2006-01-02T15:04:05", "2006-13-02T15:04:05Z", "2006-02-29T15:04:05Z",
-		"2006-01-02T24:00:00Z", "2006-01-02T15:04:05.Z", "2006-01-02T15:04:05.1234567890Z",
-		"2006-01-02T15:04:05Zjunk", "2006-1-02T15:04:05Z", "2006-01-02 15:04:05Z", "x006-01-02T15:04:05Z",
-	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (leader_microtime_parse(bad[i], &t) != -1)
-			fail_msg("accepted \"%s\"", bad[i]);
-	assert_int_equal(leader_microtime_parse(NULL, &t), -1);
-}
-
 /* ---- decoding a Lease ---------------------------------------------------- */
 
 static void test_decode_lease(void **state)
@@ -351,9 +287,6 @@ int main(void)
 		cmocka_unit_test(test_holders_own_duration_governs_expiry),
 		cmocka_unit_test(test_renew_time_in_the_record_is_not_compared_with_our_clock),
 		cmocka_unit_test(test_changed_record_resets_observation_time),
-		cmocka_unit_test(test_microtime_formats_like_the_api),
-		cmocka_unit_test(test_microtime_round_trip),
-		cmocka_unit_test(test_microtime_parse_accepts_rfc3339_and_rejects_junk),
 		cmocka_unit_test(test_decode_lease),
 		cmocka_unit_test(test_decode_lease_without_spec_is_held_by_nobody),
 		cmocka_unit_test(test_decode_lease_with_wrong_types_is_an_error),

@@ -23,55 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "plan.h"
-
-#ifndef FIXTURES
-#error "FIXTURES must name the test/unit/fixtures directory"
-#endif
+#include "xalloc.h"
 
 #define MIN_MS(m) ((uint64_t)(m) * 60 * 1000)
 #define HOUR_MS(h) ((uint64_t)(h) * 60 * 60 * 1000)
 
 /* ---- helpers ---- */
-
-static cJSON *load(const char *name)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/plans/%s", FIXTURES, name);
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open fixture %s", path);
-	fseek(f, 0, SEEK_END);
-	long size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	assert_true(size >= 0);
-	char *buf = malloc((size_t)size + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
-	buf[size] = '\0';
-	cJSON *obj = cJSON_ParseWithLength(buf, (size_t)size);
-	free(buf);
-	if (obj == NULL)
-		fail_msg("fixture %s is not valid JSON", name);
-	return obj;
-}
-
-/* JSON written with single quotes for readability: {'a':1} -> {"a":1}. */
-static cJSON *json(const char *single_quoted)
-{
-	char *s = strdup(single_quoted);
-	assert_non_null(s);
-	for (char *p = s; *p != '\0'; p++) {
-		if (*p == '\'')
-			*p = '"';
-	}
-	cJSON *obj = cJSON_Parse(s);
-	if (obj == NULL)
-		fail_msg("test JSON does not parse: %s", s);
-	free(s);
-	return obj;
-}
 
 /*
  * Set the member at path ("spec.pools[0].canary", "spec.pools[1]") to the
@@ -106,7 +65,7 @@ static void mutate(cJSON *root, const char *path, const char *value)
 			if (last) {
 				cJSON_DeleteItemFromObjectCaseSensitive(cur, name);
 				if (value != NULL)
-					cJSON_AddItemToObject(cur, name, json(value));
+					cJSON_AddItemToObject(cur, name, fixture_quoted_json(value));
 				return;
 			}
 			if (child == NULL)
@@ -120,9 +79,9 @@ static void mutate(cJSON *root, const char *path, const char *value)
 			if (value == NULL)
 				cJSON_DeleteItemFromArray(child, (int)idx);
 			else if (idx == size)
-				cJSON_AddItemToArray(child, json(value));
+				cJSON_AddItemToArray(child, fixture_quoted_json(value));
 			else
-				assert_true(cJSON_ReplaceItemInArray(child, (int)idx, json(value)));
+				assert_true(cJSON_ReplaceItemInArray(child, (int)idx, fixture_quoted_json(value)));
 			return;
 		}
 		cur = cJSON_GetArrayItem(child, (int)idx);
@@ -185,7 +144,7 @@ static void assert_req(const plan_requirement_t *r, const char *key, plan_select
 static void test_decode_gpu_migration_example(void **state)
 {
 	(void)state;
-	cJSON *obj = load("gpu-migration.json");
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
 	plan_t p;
 	decode_ok(obj, &p);
 
@@ -258,7 +217,7 @@ static void test_decode_gpu_migration_example(void **state)
 static void test_decode_nvidia_gpu_operator_example(void **state)
 {
 	(void)state;
-	cJSON *obj = load("nvidia-gpu-operator.json");
+	cJSON *obj = fixture_json("plans/nvidia-gpu-operator.json");
 	plan_t p;
 	decode_ok(obj, &p);
 
@@ -323,7 +282,7 @@ static void assert_same_label(const plan_label_t *x, const plan_label_t *y)
 static void test_defaults_match_the_crd(void **state)
 {
 	(void)state;
-	cJSON *written = load("minimal.json"), *stored = load("minimal-defaulted.json");
+	cJSON *written = fixture_json("plans/minimal.json"), *stored = fixture_json("plans/minimal-defaulted.json");
 	plan_t w, s;
 	decode_ok(written, &w);
 	decode_ok(stored, &s);
@@ -383,7 +342,7 @@ static void test_defaults_match_the_crd(void **state)
 static void test_rollback_pause_and_acknowledgement(void **state)
 {
 	(void)state;
-	cJSON *obj = load("gpu-migration.json");
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
 	mutate(obj, "spec.rollback", "{'all':false,'pools':['b']}");
 	mutate(obj, "spec.paused", "true");
 	mutate(obj, "spec.acknowledgedBreach", "'a-allocationLatencyP95-1714564800'");
@@ -411,7 +370,7 @@ static void test_rollback_pause_and_acknowledgement(void **state)
 static void test_null_members_take_defaults(void **state)
 {
 	(void)state;
-	cJSON *obj = load("minimal.json");
+	cJSON *obj = fixture_json("plans/minimal.json");
 	mutate(obj, "spec.pools[0].canary", "null");
 	mutate(obj, "spec.pools[0].bakeTime", "null");
 	mutate(obj, "spec.slo", "null");
@@ -570,7 +529,7 @@ static void test_validation_errors_name_the_field(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(validation_cases) / sizeof(validation_cases[0]); i++) {
 		const plan_case_t *c = &validation_cases[i];
-		cJSON *obj = load("minimal.json");
+		cJSON *obj = fixture_json("plans/minimal.json");
 		mutate(obj, c->path, c->value);
 		decode_fails(obj, c->want);
 		cJSON_Delete(obj);
@@ -621,12 +580,12 @@ static void test_malformed_types(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(type_cases) / sizeof(type_cases[0]); i++) {
 		const plan_case_t *c = &type_cases[i];
-		cJSON *obj = load("minimal.json");
+		cJSON *obj = fixture_json("plans/minimal.json");
 		mutate(obj, c->path, c->value);
 		decode_fails(obj, c->want);
 		cJSON_Delete(obj);
 	}
-	cJSON *arr = json("[{'spec':{}}]");
+	cJSON *arr = fixture_quoted_json("[{'spec':{}}]");
 	decode_fails(arr, "(top level): not a JSON object");
 	cJSON_Delete(arr);
 	decode_fails(NULL, "(top level): not a JSON object");
@@ -636,12 +595,12 @@ static void test_malformed_types(void **state)
 static void test_limits(void **state)
 {
 	(void)state;
-	cJSON *obj = load("minimal.json");
+	cJSON *obj = fixture_json("plans/minimal.json");
 	cJSON *pools = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "pools");
 	for (int i = 1; i < 33; i++) {
 		char pool[160];
 		snprintf(pool, sizeof(pool), "{'name':'p%d','nodeSelector':{'matchLabels':{'drashift.io/pool':'p%d'}}}", i, i);
-		cJSON_AddItemToArray(pools, json(pool));
+		cJSON_AddItemToArray(pools, fixture_quoted_json(pool));
 	}
 	decode_fails(obj, "spec.pools: more than 32 items");
 	cJSON_DeleteItemFromArray(pools, 32);
@@ -652,7 +611,7 @@ static void test_limits(void **state)
 	plan_free(&p);
 	cJSON_Delete(obj);
 
-	obj = load("minimal.json");
+	obj = fixture_json("plans/minimal.json");
 	mutate(obj, "spec.pools[0].nodeSelector", "{'matchLabels':{'a':'1','b':'1','c':'1','d':'1','e':'1','f':'1','g':'1',"
 						 "'h':'1','i':'1','j':'1','k':'1','l':'1','m':'1','n':'1','o':'1','p':'1','q':'1'}}");
 	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels: more than 16 labels");
@@ -679,7 +638,7 @@ static void test_duplicate_members(void **state)
 static void test_errors_stay_one_line(void **state)
 {
 	(void)state;
-	cJSON *obj = load("minimal.json");
+	cJSON *obj = fixture_json("plans/minimal.json");
 	mutate(obj, "spec.pools[0].nodeSelector", "{'matchLabels':{'bad\\nkey\\u0001':'a'}}");
 	decode_fails(obj, "spec.pools[0].nodeSelector.matchLabels[\"bad\\x0akey\\x01\"]: must be a label key such as "
 			  "example.com/name");
@@ -695,7 +654,7 @@ static void test_errors_stay_one_line(void **state)
 	cJSON_Delete(obj);
 
 	/* A long hostile value is cut in the message. */
-	obj = load("minimal.json");
+	obj = fixture_json("plans/minimal.json");
 	char big[400] = "'";
 	memset(big + 1, 'Z', 300);
 	memcpy(big + 301, "'", 2);
@@ -706,7 +665,7 @@ static void test_errors_stay_one_line(void **state)
 						 0),
 						 "canary"),
 		"namespaces");
-	cJSON *v = json(big);
+	cJSON *v = fixture_quoted_json(big);
 	cJSON_AddItemToArray(ns, v);
 	char err[512];
 	assert_int_equal(plan_decode(obj, &p, err, sizeof(err)), -1);
@@ -759,7 +718,7 @@ static void test_durations(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char value[96], want[256];
-		cJSON *obj = load("minimal.json");
+		cJSON *obj = fixture_json("plans/minimal.json");
 		snprintf(value, sizeof(value), "'%s'", cases[i].text);
 		mutate(obj, "spec.pools[0].bakeTime", value);
 		if (cases[i].want_err == NULL) {
@@ -780,7 +739,7 @@ static void test_durations(void **state)
 /* Decode a plan whose only pool has this nodeSelector (single-quoted JSON). */
 static void selector_plan(const char *selector, plan_t *p, cJSON **obj)
 {
-	*obj = load("minimal.json");
+	*obj = fixture_json("plans/minimal.json");
 	mutate(*obj, "spec.pools[0].nodeSelector", selector);
 	decode_ok(*obj, p);
 }
@@ -830,8 +789,8 @@ static const selector_case_t selector_cases[] = {
 	 "pool=a,tier=online", false},
 };
 
-/* Split "k=v,k2=v2" into parallel arrays (borrowing from buf). */
-static size_t split_labels(char *buf, const char **keys, const char **values, size_t max)
+/* Split "k=v,k2=v2" into labels (borrowing from buf). */
+static size_t split_labels(char *buf, projection_label_t *labels, size_t max)
 {
 	size_t n = 0;
 	char *p = buf;
@@ -842,8 +801,8 @@ static size_t split_labels(char *buf, const char **keys, const char **values, si
 		char *eq = strchr(p, '=');
 		assert_non_null(eq);
 		*eq = '\0';
-		keys[n] = p;
-		values[n] = eq + 1;
+		labels[n].key = p;
+		labels[n].value = eq + 1;
 		n++;
 		if (comma == NULL)
 			break;
@@ -860,11 +819,12 @@ static void test_selector_matching(void **state)
 		plan_t p;
 		cJSON *obj;
 		char buf[256];
-		const char *keys[8], *values[8];
+		projection_label_t labels[8];
 		selector_plan(c->selector, &p, &obj);
 		snprintf(buf, sizeof(buf), "%s", c->labels);
-		size_t n = split_labels(buf, keys, values, 8);
-		bool got = plan_selector_matches(&p.pools[0].node_selector, keys, values, n);
+		size_t n = split_labels(buf, labels, 8);
+		projection_node_t node = {.labels = labels, .n_labels = n};
+		bool got = plan_selector_matches(&p.pools[0].node_selector, &node);
 		if (got != c->want)
 			fail_msg("case %zu: selector %s on labels {%s}: got %d, want %d", i, c->selector, c->labels, got,
 				 c->want);
@@ -878,10 +838,212 @@ static void test_empty_selector_matches_nothing(void **state)
 {
 	(void)state;
 	plan_selector_t empty = {0};
-	const char *keys[] = {"drashift.io/pool"}, *values[] = {"a"};
-	assert_false(plan_selector_matches(&empty, keys, values, 1));
-	assert_false(plan_selector_matches(&empty, NULL, NULL, 0));
-	assert_false(plan_selector_matches(NULL, keys, values, 1));
+	projection_label_t labels[] = {{.key = "drashift.io/pool", .value = "a"}};
+	projection_node_t node = {.labels = labels, .n_labels = 1}, bare = {0};
+	assert_false(plan_selector_matches(&empty, &node));
+	assert_false(plan_selector_matches(&empty, &bare));
+	assert_false(plan_selector_matches(NULL, &node));
+}
+
+/* ---- selectors on nodes with many labels ---- */
+
+/*
+ * A GPU node running Node Feature Discovery and GPU Feature Discovery carries
+ * hundreds of labels, and the API server returns them sorted by key. The
+ * selector must see each of them: a DoesNotExist that misses the label passes
+ * and takes a node the plan excludes.
+ */
+#define LABEL_FIRST "a.example.com/pool"  /* sorts before every NFD label */
+#define LABEL_LAST "zz.example.com/pool" /* sorts after every one */
+
+static void label_set(projection_label_t *l, char *key, char *value)
+{
+	l->key = key;
+	l->value = value;
+}
+
+/*
+ * A node of n labels in the API server's order: NFD-style fillers, with key
+ * (value "a") in the first or the last place when given.
+ */
+static projection_node_t many_labels_node(size_t n, const char *key, bool first)
+{
+	projection_node_t node = {.labels = xcalloc(n + 1, sizeof(projection_label_t)), .n_labels = n};
+	for (size_t i = 0; i < n; i++)
+		label_set(&node.labels[i], xasprintf("feature.node.kubernetes.io/cpu-cpuid.F%04zu", i), xstrdup("true"));
+	if (key != NULL && n > 0) {
+		projection_label_t *l = &node.labels[first ? 0 : n - 1];
+		free(l->key);
+		free(l->value);
+		label_set(l, xstrdup(key), xstrdup("a"));
+	}
+	return node;
+}
+
+static void free_labels(projection_node_t *node)
+{
+	for (size_t i = 0; i < node->n_labels; i++) {
+		free(node->labels[i].key);
+		free(node->labels[i].value);
+	}
+	free(node->labels);
+}
+
+static void test_selector_sees_every_label(void **state)
+{
+	(void)state;
+	static const size_t counts[] = {0, 1, 127, 128, 129, 500};
+	static const struct {
+		const char *op;
+		const char *values; /* ",'values':[...]" or "" */
+		bool when_carried, when_absent;
+	} ops[] = {
+		{"In", ",'values':['a']", true, false},
+		{"In", ",'values':['b']", false, false},
+		{"NotIn", ",'values':['a']", false, true},
+		{"NotIn", ",'values':['b']", true, true},
+		{"Exists", "", true, false},
+		{"DoesNotExist", "", false, true},
+	};
+	static const char *const keys[] = {LABEL_FIRST, LABEL_LAST};
+	size_t checked = 0;
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		for (size_t k = 0; k < 2; k++) {
+			for (int carried = 0; carried <= 1; carried++) {
+				if (carried && counts[c] == 0)
+					continue; /* a node of no labels carries none */
+				projection_node_t node = many_labels_node(counts[c], carried ? keys[k] : NULL, k == 0);
+				for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+					char sel[256];
+					snprintf(sel, sizeof(sel), "{'matchExpressions':[{'key':'%s','operator':'%s'%s}]}", keys[k],
+						 ops[o].op, ops[o].values);
+					plan_t p;
+					cJSON *obj;
+					selector_plan(sel, &p, &obj);
+					bool want = carried ? ops[o].when_carried : ops[o].when_absent;
+					bool got = plan_selector_matches(&p.pools[0].node_selector, &node);
+					if (got != want)
+						fail_msg("%zu labels, %s %s (%s): got %d, want %d", counts[c], keys[k], ops[o].op,
+							 carried ? "carried" : "absent", got, want);
+					plan_free(&p);
+					cJSON_Delete(obj);
+					checked++;
+				}
+				free_labels(&node);
+			}
+		}
+	}
+	assert_int_equal(checked, 6 * (2 * 11)); /* 11 nodes per key: 6 counts absent, 5 carried */
+}
+
+/*
+ * manifests/examples/gpu-migration.yaml's pattern on an NFD node: the pool's
+ * label sorts first, the exclusion label after every feature label.
+ */
+static void test_exclusion_on_a_node_with_many_labels(void **state)
+{
+	(void)state;
+	plan_t p;
+	cJSON *obj;
+	selector_plan("{'matchLabels':{'" LABEL_FIRST "':'a'},"
+		      "'matchExpressions':[{'key':'node.kubernetes.io/exclude-from-migration','operator':'DoesNotExist'}]}",
+		      &p, &obj);
+	projection_node_t node = many_labels_node(200, LABEL_FIRST, true);
+	assert_true(plan_selector_matches(&p.pools[0].node_selector, &node));
+	projection_label_t *l = &node.labels[node.n_labels - 1];
+	free(l->key);
+	free(l->value);
+	label_set(l, xstrdup("node.kubernetes.io/exclude-from-migration"), xstrdup("true"));
+	assert_false(plan_selector_matches(&p.pools[0].node_selector, &node));
+	free_labels(&node);
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
+/* splitmix64: a fixed seed gives the same cases on every run. */
+static uint64_t prng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const projection_label_t *)a)->key, ((const projection_label_t *)b)->key);
+}
+
+/*
+ * Property: adding labels the selector does not name, any number of them,
+ * with keys that sort anywhere, never changes whether it matches. Selectors
+ * of 1 to 4 requirements on keys spread over the alphabet; nodes carry some
+ * of those keys with values a, b or c, then 0 to 600 unrelated labels, and
+ * the whole set is sorted by key as the API server returns it.
+ */
+static void test_unrelated_labels_never_change_a_match(void **state)
+{
+	(void)state;
+	static const char *const keys[] = {"0.example.com/k", "a.example.com/pool", "gpu.example.com/tier",
+					   "node.kubernetes.io/exclude-from-migration", "zz.example.com/pool"};
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist"};
+	static const char *const vals[] = {"a", "b", "c"};
+	static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	const size_t n_keys = sizeof(keys) / sizeof(keys[0]);
+	uint64_t seed = 18;
+	size_t matched = 0, big = 0;
+	for (int round = 0; round < 400; round++) {
+		/* The selector: distinct keys, each with an operator and for In/NotIn one or two values. */
+		char sel[1024];
+		size_t len = (size_t)snprintf(sel, sizeof(sel), "{'matchExpressions':[");
+		size_t n_reqs = 1 + prng_next(&seed) % 4, start = prng_next(&seed) % n_keys;
+		for (size_t r = 0; r < n_reqs; r++) {
+			const char *op = ops[prng_next(&seed) % 4];
+			bool with_values = strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0;
+			len += (size_t)snprintf(sel + len, sizeof(sel) - len, "%s{'key':'%s','operator':'%s'", r ? "," : "",
+						keys[(start + r) % n_keys], op);
+			if (with_values)
+				len += (size_t)snprintf(sel + len, sizeof(sel) - len, ",'values':['%s','%s']",
+							vals[prng_next(&seed) % 3], vals[prng_next(&seed) % 3]);
+			len += (size_t)snprintf(sel + len, sizeof(sel) - len, "}");
+		}
+		snprintf(sel + len, sizeof(sel) - len, "]}");
+		assert_true(len + 2 < sizeof(sel));
+		plan_t p;
+		cJSON *obj;
+		selector_plan(sel, &p, &obj);
+
+		/* The node's own labels: each key carried or not. */
+		size_t n_extra = prng_next(&seed) % 601;
+		projection_node_t node = {.labels = xcalloc(n_keys + n_extra + 1, sizeof(projection_label_t))};
+		for (size_t k = 0; k < n_keys; k++)
+			if (prng_next(&seed) % 2)
+				label_set(&node.labels[node.n_labels++], xstrdup(keys[k]), xstrdup(vals[prng_next(&seed) % 3]));
+		qsort(node.labels, node.n_labels, sizeof(projection_label_t), label_cmp);
+		bool before = plan_selector_matches(&p.pools[0].node_selector, &node);
+
+		/* Unrelated labels: a random first character, so they sort before, between and after those keys. */
+		for (size_t e = 0; e < n_extra; e++) {
+			char first = alphabet[prng_next(&seed) % (sizeof(alphabet) - 1)];
+			label_set(&node.labels[node.n_labels++],
+				  xasprintf("%c%llx.unrelated.example.com/f%zu", first,
+					    (unsigned long long)(prng_next(&seed) % 0xffff), e),
+				  xstrdup(vals[prng_next(&seed) % 3]));
+		}
+		qsort(node.labels, node.n_labels, sizeof(projection_label_t), label_cmp);
+		bool after = plan_selector_matches(&p.pools[0].node_selector, &node);
+		if (after != before)
+			fail_msg("round %d: selector %s matched %d with the node's own labels, %d with %zu unrelated ones added",
+				 round, sel, before, after, n_extra);
+		matched += before;
+		big += node.n_labels > 128;
+		free_labels(&node);
+		plan_free(&p);
+		cJSON_Delete(obj);
+	}
+	/* The cases cover both answers and nodes past any small fixed bound. */
+	assert_true(matched > 40 && matched < 360);
+	assert_true(big > 200);
 }
 
 /* ---- canary sizes ---- */
@@ -921,7 +1083,7 @@ static void test_canary_size(void **state)
 
 	/* And from decoded plans. */
 	plan_t p;
-	cJSON *obj = load("gpu-migration.json");
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
 	decode_ok(obj, &p);
 	assert_int_equal(plan_canary_size(&p.pools[0], 4), 1);
 	assert_int_equal(plan_canary_size(&p.pools[1], 4), 1);
@@ -955,6 +1117,9 @@ int main(void)
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_selector_matching),
 		cmocka_unit_test(test_empty_selector_matches_nothing),
+		cmocka_unit_test(test_selector_sees_every_label),
+		cmocka_unit_test(test_exclusion_on_a_node_with_many_labels),
+		cmocka_unit_test(test_unrelated_labels_never_change_a_match),
 		cmocka_unit_test(test_canary_size),
 		cmocka_unit_test(test_free_zeroed_plan),
 	};

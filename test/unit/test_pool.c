@@ -1,7 +1,7 @@
 /*
  * Pool phases and who may move: the canary is recorded before anyone moves,
  * bakes, passes its gate, then the pool expands within maxUnavailable;
- * pause, failure and rollback behave as DESIGN.md section 4 says.
+ * pause, failure and rollback behave as docs/state-machines.md says.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -20,6 +20,7 @@
 
 #include "plan_object.h"
 #include "pool_index.h"
+#include "kinds.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -31,21 +32,6 @@ typedef struct {
 	pool_index_t idx;
 	bool rebuilt; /* what the last plan change returned */
 } fixture_t;
-
-/* The controller's matcher: labels as parallel arrays, for plan_selector_matches. */
-static bool node_matches(const plan_selector_t *sel, const projection_node_t *node)
-{
-	const char **keys = xcalloc(node->n_labels + 1, sizeof(char *));
-	const char **values = xcalloc(node->n_labels + 1, sizeof(char *));
-	for (size_t i = 0; i < node->n_labels; i++) {
-		keys[i] = node->labels[i].key;
-		values[i] = node->labels[i].value;
-	}
-	bool m = plan_selector_matches(sel, keys, values, node->n_labels);
-	free(keys);
-	free(values);
-	return m;
-}
 
 static void follow_nodes(const void *old, const void *new, void *data)
 {
@@ -63,9 +49,9 @@ static void follow_plans(const void *old, const void *new, void *data)
 static void fixture_init(fixture_t *f)
 {
 	memset(f, 0, sizeof(*f));
-	store_init(&f->nodes, &store_kind_nodes, follow_nodes, f);
+	store_init(&f->nodes, &kinds_nodes, follow_nodes, f);
 	store_init(&f->plans, &store_kind_plans, follow_plans, f);
-	pool_index_init(&f->idx, node_matches);
+	pool_index_init(&f->idx, plan_selector_matches); /* the controller's matcher */
 }
 
 static void fixture_free(fixture_t *f)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kinds.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -47,7 +48,7 @@ static void test_watch_events_follow_the_cluster(void **state)
 	(void)state;
 	changes_t c = { 0 };
 	store_t s;
-	store_init(&s, &store_kind_pods, count_change, &c);
+	store_init(&s, &kinds_pods, count_change, &c);
 	char *rv, *line;
 
 	line = pod_event("ADDED", "team-a", "p1", "10", "gpu-1");
@@ -80,7 +81,7 @@ static void test_bookmark_moves_rv_and_410_asks_for_relist(void **state)
 {
 	(void)state;
 	store_t s;
-	store_init(&s, &store_kind_pods, NULL, NULL);
+	store_init(&s, &kinds_pods, NULL, NULL);
 	char *rv;
 	assert_int_equal(apply(&s, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
 				   "\"metadata\":{\"resourceVersion\":\"777\"}}}", &rv),
@@ -100,14 +101,14 @@ static void test_bookmark_moves_rv_and_410_asks_for_relist(void **state)
 /*
  * An object the decoder refuses must not make the cache forget it: a pod
  * that still holds a device would vanish, and a driver could be removed
- * under it (DESIGN.md invariant 3: if it cannot be read, assume it is held).
+ * under it (docs/invariants.md, invariant 3: if it cannot be read, assume it is held).
  */
 static void test_undecodable_object_keeps_cached_state(void **state)
 {
 	(void)state;
 	changes_t c = { 0 };
 	store_t s;
-	store_init(&s, &store_kind_pods, count_change, &c);
+	store_init(&s, &kinds_pods, count_change, &c);
 	char *rv, *line = pod_event("ADDED", "team-a", "p1", "10", "gpu-1");
 	apply(&s, line, &rv);
 	free(rv);
@@ -142,7 +143,7 @@ static void test_replace_reports_only_differences(void **state)
 	(void)state;
 	changes_t c = { 0 };
 	store_t s;
-	store_init(&s, &store_kind_pods, count_change, &c);
+	store_init(&s, &kinds_pods, count_change, &c);
 	char *rv, *line;
 	const char *names[] = { "keep", "change", "gone" };
 	for (int i = 0; i < 3; i++) {

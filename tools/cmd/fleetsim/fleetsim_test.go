@@ -1,7 +1,8 @@
 package main
 
 // Unit tests of the parts that need no API server: flag and fault parsing, the
-// device plugin's capacity/allocatable timeline, extended-resource requests.
+// device plugin's capacity/allocatable timeline, extended-resource requests,
+// feature-discovery labels.
 // The behaviour against a real control plane is tested by
 // test/integration/fleetsim.sh.
 
@@ -11,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 func TestParsePools(t *testing.T) {
@@ -174,5 +176,45 @@ func TestPodDuration(t *testing.T) {
 	p = &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Env: []v1.EnvVar{{Name: durationEnv, Value: "1m"}}}}}}
 	if podDuration(p) != time.Minute {
 		t.Error("env")
+	}
+}
+
+// --feature-labels: exactly N labels a real API server accepts, GFD's first,
+// and the kubelet's own labels (pool, ownership) always win.
+func TestFeatureLabels(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 200, 500} {
+		l := featureLabels(n, "sim-a100", "80Gi", 8)
+		if len(l) != n {
+			t.Errorf("featureLabels(%d) gave %d labels", n, len(l))
+		}
+		for k, v := range l {
+			if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+				t.Errorf("label key %q: %v", k, errs)
+			}
+			if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+				t.Errorf("label %s value %q: %v", k, v, errs)
+			}
+		}
+	}
+	l := featureLabels(200, "sim-a100", "80Gi", 8)
+	for k, want := range map[string]string{"nvidia.com/gpu.product": "sim-a100", "nvidia.com/gpu.count": "8",
+		"nvidia.com/gpu.memory": "81920", "nvidia.com/gpu.replicas": "1", "nvidia.com/mig.strategy": "single",
+		"feature.node.kubernetes.io/cpu-cpuid.AVX512F": "true"} {
+		if l[k] != want {
+			t.Errorf("featureLabels(200)[%s] = %q, want %q", k, l[k], want)
+		}
+	}
+	cfg, err := parseFlags([]string{"--pools", "a:1x8", "--feature-labels", "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sim{cfg: cfg}
+	nl := s.nodeLabels(newSimNode(cfg.Pools[0], 0, 0))
+	if len(nl) < 200 || nl[cfg.PoolLabel] != "a" || nl[cfg.DevicePluginLabel] != "true" || nl[cfg.DRALabel] != "false" {
+		t.Errorf("node labels with --feature-labels 200: %d labels, pool %q, owners %q/%q", len(nl), nl[cfg.PoolLabel],
+			nl[cfg.DevicePluginLabel], nl[cfg.DRALabel])
+	}
+	if _, err := parseFlags([]string{"--feature-labels", "-1"}); err == nil {
+		t.Error("--feature-labels -1 accepted")
 	}
 }

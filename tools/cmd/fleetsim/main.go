@@ -76,6 +76,7 @@ type Config struct {
 	ModelLabel        string
 	GPUModel          string
 	GPUMemory         string
+	FeatureLabels     int
 	ExtendedResource  string
 	Driver            string
 	DeviceClass       string
@@ -164,6 +165,7 @@ func parseFlags(args []string) (*Config, error) {
 	fs.StringVar(&c.ModelLabel, "model-label", "fleetsim.drashift.io/gpu-model", "node label carrying the GPU model")
 	fs.StringVar(&c.GPUModel, "gpu-model", "sim-a100", "GPU model (node label and device attribute)")
 	fs.StringVar(&c.GPUMemory, "gpu-memory", "80Gi", "memory capacity of each simulated GPU")
+	fs.IntVar(&c.FeatureLabels, "feature-labels", 0, "labels in the style of Node Feature Discovery and GPU Feature Discovery on each node (nvidia.com/gpu.*, feature.node.kubernetes.io/cpu-cpuid.*, ...); a real GPU node has about 200")
 	fs.StringVar(&c.ExtendedResource, "extended-resource", "example.com/gpu", "extended resource the device plugin advertises")
 	fs.StringVar(&c.Driver, "driver", "gpu.example.com", "DRA driver name")
 	fs.StringVar(&c.DeviceClass, "device-class", "gpu.example.com", "DeviceClass to create (empty: none)")
@@ -206,6 +208,9 @@ func parseFlags(args []string) (*Config, error) {
 	}
 	if c.DevicePluginLabel == c.DRALabel {
 		return nil, errors.New("--device-plugin-label and --dra-label must differ")
+	}
+	if c.FeatureLabels < 0 {
+		return nil, errors.New("--feature-labels is a count, 0 or more")
 	}
 	if c.Mix < 0 || c.Mix > 1 {
 		return nil, errors.New("--mix is a fraction between 0 and 1")

@@ -90,15 +90,20 @@ func (s *Sim) draEnabled(n *v1.Node) bool {
 	return n.Labels[s.cfg.DRALabel] == s.cfg.EnabledValue
 }
 
-// nodeLabels are the labels a kubelet registers its node with (--node-labels).
+// nodeLabels are the labels a kubelet registers its node with (--node-labels),
+// with the feature-discovery labels (--feature-labels) as if NFD and GFD had
+// already run.
 func (s *Sim) nodeLabels(sn *simNode) map[string]string {
-	l := map[string]string{
+	l := featureLabels(s.cfg.FeatureLabels, s.cfg.GPUModel, s.cfg.GPUMemory, sn.devices)
+	for k, v := range map[string]string{
 		s.cfg.PoolLabel:          sn.pool,
 		"kubernetes.io/hostname": sn.name,
 		"kubernetes.io/os":       "linux",
 		"kubernetes.io/arch":     "amd64",
 		s.cfg.ModelLabel:         s.cfg.GPUModel,
 		simulatedLabel:           "true",
+	} {
+		l[k] = v
 	}
 	switch s.cfg.InitialOwner {
 	case "device-plugin":

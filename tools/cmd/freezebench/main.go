@@ -85,6 +85,7 @@ type config struct {
 	probeInterval time.Duration
 	stageTimeout  time.Duration
 	settle        time.Duration
+	createRounds  int
 	verbose       bool
 }
 
@@ -104,6 +105,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.probeInterval, "probe-interval", 15*time.Millisecond, "time between the starts of two probes")
 	fs.DurationVar(&c.stageTimeout, "stage-timeout", 60*time.Second, "longest wait for any one stage before giving up")
 	fs.DurationVar(&c.settle, "settle", time.Second, "pause between rounds once claims are admitted again")
+	fs.IntVar(&c.createRounds, "create-rounds", 5, "plans to create, one at a time, timing each one's first reconcile (0: none)")
 	fs.BoolVar(&c.verbose, "v", false, "log every stage of every round on stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -119,6 +121,8 @@ func parseFlags(args []string) (*config, error) {
 		return nil, errors.New("--missing-devices must be at least 1")
 	case c.probeInterval <= 0:
 		return nil, errors.New("--probe-interval must be positive")
+	case c.createRounds < 0:
+		return nil, errors.New("--create-rounds must not be negative")
 	}
 	c.fleetsim = strings.TrimSuffix(c.fleetsim, "/")
 	return c, nil
@@ -561,6 +565,10 @@ func run(ctx context.Context, cfg *config) error {
 	if err := b.startWatches(ctx); err != nil {
 		return err
 	}
+	rate, err := b.countEvents(ctx)
+	if err != nil {
+		return err
+	}
 	o := b.obs
 	if err := o.waitFor(ctx, cfg.stageTimeout, "the canary's ResourceSlice", func() bool { return o.devicesLocked() > cfg.missing }); err != nil {
 		return err
@@ -581,6 +589,9 @@ func run(ctx context.Context, cfg *config) error {
 		return fmt.Errorf("claims are denied before the first fault: %s", msg)
 	}
 
+	if err := b.createRounds(ctx); err != nil {
+		return err
+	}
 	fmt.Printf("canary %s: %d devices in its %s slice; fault: missing-devices=%d; a dry-run claim every %v\n\n",
 		cfg.node, o.baseline, cfg.driver, cfg.missing, cfg.probeInterval)
 	fmt.Println("       slice seen  ------ after the signal crossing (t0) ------          probes   lift after")
@@ -629,6 +640,7 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	fmt.Printf("\nfreeze: rounds %d  median %s  worst %s  (signal crossing = ResourceSlice update seen by the benchmark's watch; first denial = first 403 of a dry-run claim CREATE)\n",
 		len(all), ms(median(denials)), ms(slices.Max(denials)))
+	fmt.Printf("cluster: %s\n", rate.summary())
 	return nil
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -573,13 +574,6 @@ int metrics_gauge_remove(metrics_gauge_t *g, ...)
 	return rc;
 }
 
-int metrics_histogram_remove(metrics_histogram_t *h, ...)
-{
-	int rc;
-	METRICS_CHILD_REMOVE(&h->family, h, rc);
-	return rc;
-}
-
 static double metrics_child_gauge_value(const metrics_child_t *child)
 {
 	return child->fn ? child->fn(child->fn_data) : child->value;
@@ -645,41 +639,7 @@ size_t metrics_format_value(double value, char *out, size_t outlen)
 	return (size_t)n;
 }
 
-/* The exposition, with the hard cap of METRICS_RENDER_MAX. */
-typedef struct {
-	char *data;
-	size_t len;
-	size_t cap;
-	bool overflow;
-} metrics_buf_t;
-
-static void metrics_buf_append(metrics_buf_t *b, const char *s, size_t n)
-{
-	if (b->overflow)
-		return;
-	if (n > METRICS_RENDER_MAX - b->len) {
-		b->overflow = true;
-		return;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		b->data = xrealloc(b->data, cap);
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-static void metrics_buf_puts(metrics_buf_t *b, const char *s)
-{
-	metrics_buf_append(b, s, strlen(s));
-}
-
-/* Label values escape \, " and newline; help text escapes \ and newline. */
-static void metrics_buf_escaped(metrics_buf_t *b, const char *s, bool quote)
+static void metrics_buf_escaped(buf_t *b, const char *s, bool quote)
 {
 	const char *run = s;
 	for (; *s != '\0'; s++) {
@@ -692,62 +652,62 @@ static void metrics_buf_escaped(metrics_buf_t *b, const char *s, bool quote)
 			esc = "\\\"";
 		if (esc == NULL)
 			continue;
-		metrics_buf_append(b, run, (size_t)(s - run));
-		metrics_buf_puts(b, esc);
+		buf_append(b, run, (size_t)(s - run));
+		buf_puts(b, esc);
 		run = s + 1;
 	}
-	metrics_buf_append(b, run, (size_t)(s - run));
+	buf_append(b, run, (size_t)(s - run));
 }
 
-static void metrics_buf_value(metrics_buf_t *b, double value)
+static void metrics_buf_value(buf_t *b, double value)
 {
 	char num[40];
 	size_t n = metrics_format_value(value, num, sizeof(num));
-	metrics_buf_append(b, num, n);
+	buf_append(b, num, n);
 }
 
 /* name{l1="v1",...,le="0.5"} value */
-static void metrics_render_sample(metrics_buf_t *b, const metrics_family_t *f, const char *suffix,
+static void metrics_render_sample(buf_t *b, const metrics_family_t *f, const char *suffix,
 	const metrics_child_t *c, const double *le, double value)
 {
-	metrics_buf_puts(b, f->name);
-	metrics_buf_puts(b, suffix);
+	buf_puts(b, f->name);
+	buf_puts(b, suffix);
 	if (f->nlabels > 0 || le != NULL) {
-		metrics_buf_puts(b, "{");
+		buf_puts(b, "{");
 		for (size_t l = 0; l < f->nlabels; l++) {
 			if (l > 0)
-				metrics_buf_puts(b, ",");
-			metrics_buf_puts(b, f->labels[l]);
-			metrics_buf_puts(b, "=\"");
+				buf_puts(b, ",");
+			buf_puts(b, f->labels[l]);
+			buf_puts(b, "=\"");
 			metrics_buf_escaped(b, c->values[l], true);
-			metrics_buf_puts(b, "\"");
+			buf_puts(b, "\"");
 		}
 		if (le != NULL) {
-			metrics_buf_puts(b, f->nlabels > 0 ? ",le=\"" : "le=\"");
+			buf_puts(b, f->nlabels > 0 ? ",le=\"" : "le=\"");
 			metrics_buf_value(b, *le);
-			metrics_buf_puts(b, "\"");
+			buf_puts(b, "\"");
 		}
-		metrics_buf_puts(b, "}");
+		buf_puts(b, "}");
 	}
-	metrics_buf_puts(b, " ");
+	buf_puts(b, " ");
 	metrics_buf_value(b, value);
-	metrics_buf_puts(b, "\n");
+	buf_puts(b, "\n");
 }
 
-static void metrics_render_family(metrics_buf_t *b, const metrics_family_t *f)
+static void metrics_render_family(buf_t *b, const metrics_family_t *f)
 {
 	if (f->nchildren == 0)
 		return;
-	metrics_buf_puts(b, "# HELP ");
-	metrics_buf_puts(b, f->name);
-	metrics_buf_puts(b, " ");
+	buf_puts(b, "# HELP ");
+	buf_puts(b, f->name);
+	buf_puts(b, " ");
 	metrics_buf_escaped(b, f->help, false);
-	metrics_buf_puts(b, "\n# TYPE ");
-	metrics_buf_puts(b, f->name);
-	metrics_buf_puts(b, " ");
-	metrics_buf_puts(b, metrics_kind_names[f->kind]);
-	metrics_buf_puts(b, "\n");
-	for (size_t i = 0; i < f->nchildren && !b->overflow; i++) {
+	buf_puts(b, "\n# TYPE ");
+	buf_puts(b, f->name);
+	buf_puts(b, " ");
+	buf_puts(b, metrics_kind_names[f->kind]);
+	buf_puts(b, "\n");
+	for (size_t i = 0; i < f->nchildren && !b->full; i++) {
 		const metrics_child_t *c = f->sorted[i];
 		switch (f->kind) {
 		case METRICS_COUNTER:
@@ -774,11 +734,12 @@ static void metrics_render_family(metrics_buf_t *b, const metrics_family_t *f)
 
 char *metrics_render(metrics_registry_t *r, size_t *len)
 {
-	metrics_buf_t b = { 0 };
-	metrics_buf_append(&b, "", 0); /* an empty registry renders as "" */
-	for (size_t i = 0; i < r->nfamilies && !b.overflow; i++)
+	buf_t b;
+	buf_init(&b, METRICS_RENDER_MAX);
+	buf_append(&b, "", 0); /* an empty registry renders as "" */
+	for (size_t i = 0; i < r->nfamilies && !b.full; i++)
 		metrics_render_family(&b, r->families[i]);
-	if (b.overflow) {
+	if (b.full) {
 		char cap[32];
 		snprintf(cap, sizeof(cap), "%zu", METRICS_RENDER_MAX);
 		log_error("metrics exposition too large, not rendered", "max_bytes", cap);

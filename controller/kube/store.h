@@ -1,6 +1,7 @@
 /*
  * The store of one kind of object: projections by "namespace/name", filled
- * from LIST pages and watch events through the decoders of projection.h.
+ * from LIST pages and watch events (kube_object.h) through the decoder of its
+ * kind (store_kind_t).
  *
  * This is the decode path every cached object takes, without any I/O: the
  * reflector feeds it from the API server, the cache benchmark from synthetic
@@ -15,10 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "projection.h"
+#include "kube_object.h"
 #include "strmap.h"
 
-/* What the store needs to know about a kind. Every projection starts with its projection_meta_t. */
+/* What the store needs to know about a kind. Every projection starts with its kube_object_meta_t. */
 typedef struct {
 	const char *resource; /* "pods": logs and metrics */
 	const char *path;     /* "/api/v1/pods": where the reflector lists and watches it */
@@ -28,12 +29,6 @@ typedef struct {
 	void (*release)(void *proj); /* frees what the projection owns, not the struct */
 	size_t (*bytes)(const void *proj);
 } store_kind_t;
-
-extern const store_kind_t store_kind_nodes;
-extern const store_kind_t store_kind_pods;
-extern const store_kind_t store_kind_claims;
-extern const store_kind_t store_kind_slices;
-extern const store_kind_t store_kind_device_classes;
 
 /* old is NULL for an addition, new is NULL for a deletion. */
 typedef void (*store_change_cb)(const void *old, const void *new, void *data);

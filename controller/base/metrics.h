@@ -113,7 +113,6 @@ void metrics_histogram_observe(metrics_histogram_t *h, double value, ...) __attr
  */
 int metrics_counter_remove(metrics_counter_t *c, ...) __attribute__((sentinel));
 int metrics_gauge_remove(metrics_gauge_t *g, ...) __attribute__((sentinel));
-int metrics_histogram_remove(metrics_histogram_t *h, ...) __attribute__((sentinel));
 
 /*
  * Reads, for tests of the code that updates metrics. A child that does not

@@ -11,44 +11,11 @@
 static char store_keep_marker;
 #define STORE_KEEP ((void *)&store_keep_marker)
 
-/* ---- kinds --------------------------------------------------------------- */
-
-#define STORE_KIND(var, res, p, type, suffix)                                                      \
-	static int store_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen)     \
-	{                                                                                          \
-		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
-	}                                                                                          \
-	static void store_release_##suffix(void *proj)                                            \
-	{                                                                                          \
-		projection_free_##suffix((type *)proj);                                            \
-	}                                                                                          \
-	static size_t store_bytes_##suffix(const void *proj)                                      \
-	{                                                                                          \
-		return projection_size_##suffix((const type *)proj);                               \
-	}                                                                                          \
-	const store_kind_t var = {                                                                 \
-		.resource = res,                                                                   \
-		.path = p,                                                                         \
-		.size = sizeof(type),                                                              \
-		.decode = store_decode_##suffix,                                                   \
-		.release = store_release_##suffix,                                                 \
-		.bytes = store_bytes_##suffix,                                                     \
-	};
-
-STORE_KIND(store_kind_nodes, "nodes", "/api/v1/nodes", projection_node_t, node)
-STORE_KIND(store_kind_pods, "pods", "/api/v1/pods", projection_pod_t, pod)
-STORE_KIND(store_kind_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
-	   projection_claim_t, claim)
-STORE_KIND(store_kind_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
-	   projection_slice_t, slice)
-STORE_KIND(store_kind_device_classes, "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses",
-	   projection_device_class_t, device_class)
-
 /* ---- helpers ------------------------------------------------------------- */
 
-static const projection_meta_t *store_meta(const void *proj)
+static const kube_object_meta_t *store_meta(const void *proj)
 {
-	return (const projection_meta_t *)proj; /* every projection starts with its meta */
+	return (const kube_object_meta_t *)proj; /* every projection starts with its meta */
 }
 
 static char *store_key(const char *ns, const char *name)
@@ -93,7 +60,7 @@ static void *store_decode(store_t *s, const cJSON *obj)
 
 static void store_put(store_t *s, void *proj)
 {
-	const projection_meta_t *m = store_meta(proj);
+	const kube_object_meta_t *m = store_meta(proj);
 	char *key = store_key(m->namespace, m->name);
 	void *old = strmap_put(&s->map, key, proj);
 	free(key);
@@ -131,23 +98,23 @@ void store_free(store_t *s)
 store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char **rv)
 {
 	char err[256];
-	projection_event_t ev;
+	kube_object_event_t ev;
 	*rv = NULL;
-	if (projection_decode_event(line, len, &ev, err, sizeof(err)) != 0) {
+	if (kube_object_decode_event(line, len, &ev, err, sizeof(err)) != 0) {
 		s->decode_errors++;
 		log_error("cannot decode watch event; listing again", "resource", s->kind->resource, "error", err);
 		return STORE_RELIST;
 	}
 	store_apply_t result = STORE_APPLIED;
 	switch (ev.type) {
-	case PROJECTION_EVENT_ADDED:
-	case PROJECTION_EVENT_MODIFIED: {
+	case KUBE_OBJECT_EVENT_ADDED:
+	case KUBE_OBJECT_EVENT_MODIFIED: {
 		void *proj = store_decode(s, ev.object);
 		if (proj)
 			store_put(s, proj);
 		break;
 	}
-	case PROJECTION_EVENT_DELETED: {
+	case KUBE_OBJECT_EVENT_DELETED: {
 		char *key = store_key_of_json(ev.object);
 		if (key) {
 			store_delete_key(s, key);
@@ -159,9 +126,9 @@ store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char *
 		}
 		break;
 	}
-	case PROJECTION_EVENT_BOOKMARK:
+	case KUBE_OBJECT_EVENT_BOOKMARK:
 		break;
-	case PROJECTION_EVENT_ERROR:
+	case KUBE_OBJECT_EVENT_ERROR:
 		if (ev.error_code == 410)
 			log_info("watch resourceVersion expired; listing again", "resource", s->kind->resource,
 				 "message", ev.error_message);
@@ -172,14 +139,14 @@ store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char *
 		break;
 	}
 	if (result == STORE_APPLIED) {
-		if (ev.type != PROJECTION_EVENT_BOOKMARK)
+		if (ev.type != KUBE_OBJECT_EVENT_BOOKMARK)
 			s->events++;
 		if (ev.resource_version) {
 			*rv = ev.resource_version;
 			ev.resource_version = NULL;
 		}
 	}
-	projection_event_free(&ev);
+	kube_object_event_free(&ev);
 	return result;
 }
 
@@ -188,7 +155,7 @@ void store_listing_add(store_t *s, store_listing_t *l, const cJSON *obj)
 	void *proj = store_decode(s, obj);
 	char *key = NULL;
 	if (proj != NULL) {
-		const projection_meta_t *m = store_meta(proj);
+		const kube_object_meta_t *m = store_meta(proj);
 		key = store_key(m->namespace, m->name);
 	} else {
 		/* Never guess: an undecodable object keeps what the store had for it. */
@@ -230,7 +197,7 @@ void store_replace(store_t *s, store_listing_t *l)
 	while (strmap_next(&l->items, &it, &key, &proj)) {
 		if (proj == STORE_KEEP)
 			continue;
-		const projection_meta_t *old = strmap_get(&s->map, key);
+		const kube_object_meta_t *old = strmap_get(&s->map, key);
 		const char *old_rv = old && old->resource_version ? old->resource_version : NULL;
 		const char *new_rv = store_meta(proj)->resource_version;
 		if (old_rv && new_rv && strcmp(old_rv, new_rv) == 0)

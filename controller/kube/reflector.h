@@ -27,7 +27,6 @@
 #include <uv.h>
 
 #include "kube_http.h"
-#include "projection.h"
 #include "store.h"
 
 typedef enum {

@@ -6,138 +6,12 @@
 #include <string.h>
 
 #include "log.h"
+#include "rfc3339.h"
 #include "xalloc.h"
 
 #define LEADER_DEFAULT_LEASE_DURATION_MS 15000u
 #define LEADER_DEFAULT_RENEW_DEADLINE_MS 10000u
 #define LEADER_DEFAULT_RETRY_PERIOD_MS 2000u
-
-/* ---- MicroTime ----------------------------------------------------------- */
-
-/*
- * Days since 1970-01-01 of a proleptic Gregorian date, and back (Howard
- * Hinnant's algorithms): pure arithmetic, so no timegm()/gmtime_r() and no
- * dependence on the process's TZ.
- */
-static int64_t leader_days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m + (m > 2 ? -3u : 9u)) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void leader_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-	z += 719468;
-	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-static int64_t leader_floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-int leader_microtime_format(int64_t unix_us, char *buf, size_t len)
-{
-	int64_t secs = leader_floor_div(unix_us, 1000000);
-	int64_t us = unix_us - secs * 1000000;
-	int64_t days = leader_floor_div(secs, 86400);
-	int64_t sod = secs - days * 86400;
-	int64_t y;
-	unsigned m, d;
-	leader_civil_from_days(days, &y, &m, &d);
-	if (y < 0 || y > 9999 || len < LEADER_MICROTIME_LEN)
-		return -1;
-	snprintf(buf, len, "%04d-%02u-%02uT%02d:%02d:%02d.%06dZ", (int)y, m, d, (int)(sod / 3600),
-		 (int)(sod / 60 % 60), (int)(sod % 60), (int)us);
-	return 0;
-}
-
-/* n decimal digits at *p into *out; advances *p. */
-static int leader_digits(const char **p, int n, int *out)
-{
-	int v = 0;
-	for (int i = 0; i < n; i++) {
-		char c = (*p)[i];
-		if (c < '0' || c > '9')
-			return -1;
-		v = v * 10 + (c - '0');
-	}
-	*p += n;
-	*out = v;
-	return 0;
-}
-
-/* One of the characters in set at *p; advances *p. */
-static int leader_expect(const char **p, const char *set)
-{
-	if (**p == '\0' || strchr(set, **p) == NULL)
-		return -1;
-	(*p)++;
-	return 0;
-}
-
-int leader_microtime_parse(const char *s, int64_t *unix_us)
-{
-	static const unsigned mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	const char *p = s;
-	int y, mo, d, h, mi, sec;
-	if (s == NULL || leader_digits(&p, 4, &y) || leader_expect(&p, "-") || leader_digits(&p, 2, &mo) ||
-	    leader_expect(&p, "-") || leader_digits(&p, 2, &d) || leader_expect(&p, "Tt") ||
-	    leader_digits(&p, 2, &h) || leader_expect(&p, ":") || leader_digits(&p, 2, &mi) ||
-	    leader_expect(&p, ":") || leader_digits(&p, 2, &sec))
-		return -1;
-	if (mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 59)
-		return -1;
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (d < 1 || (unsigned)d > mdays[mo - 1] + (mo == 2 && leap))
-		return -1;
-	int64_t us = 0;
-	if (*p == '.') {
-		p++;
-		int ndigits = 0;
-		while (*p >= '0' && *p <= '9') {
-			if (ndigits < 6)
-				us = us * 10 + (*p - '0');
-			ndigits++;
-			p++;
-		}
-		if (ndigits == 0 || ndigits > 9)
-			return -1;
-		for (int i = ndigits; i < 6; i++)
-			us *= 10;
-	}
-	int64_t offset_s = 0;
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int sign = *p == '-' ? -1 : 1, oh, om;
-		p++;
-		if (leader_digits(&p, 2, &oh) || leader_expect(&p, ":") || leader_digits(&p, 2, &om) || oh > 23 ||
-		    om > 59)
-			return -1;
-		offset_s = sign * (oh * 3600 + om * 60);
-	} else {
-		return -1;
-	}
-	if (*p != '\0')
-		return -1;
-	int64_t secs = leader_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
-		       offset_s;
-	*unix_us = secs * 1000000 + us;
-	return 0;
-}
 
 /* ---- records ------------------------------------------------------------- */
 
@@ -171,7 +45,7 @@ static int leader_time_field(const cJSON *obj, const char *key, int64_t *out, ch
 	*out = 0;
 	if (v == NULL || cJSON_IsNull(v))
 		return 0;
-	if (!cJSON_IsString(v) || leader_microtime_parse(v->valuestring, out) != 0) {
+	if (!cJSON_IsString(v) || rfc3339_parse(v->valuestring, out) != 0) {
 		snprintf(err, errlen, "spec.%s is not a MicroTime", key);
 		return -1;
 	}
@@ -509,8 +383,8 @@ static void leader_write(leader_t *l, leader_op_t op)
 		leader_read(l);
 		return;
 	}
-	char now_str[LEADER_MICROTIME_LEN];
-	if (leader_microtime_format(leader_wall_us(), now_str, sizeof(now_str)) != 0)
+	char now_str[RFC3339_LEN];
+	if (rfc3339_format(leader_wall_us(), 6, now_str, sizeof(now_str)) != 0)
 		snprintf(now_str, sizeof(now_str), "1970-01-01T00:00:00.000000Z");
 	cJSON *obj = op == LEADER_OP_CREATE ? leader_object_new(l) : cJSON_Duplicate(l->object, 1);
 	if (obj == NULL)

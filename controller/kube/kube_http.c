@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "buf.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -38,8 +39,7 @@ struct kube_http_call {
 	struct curl_slist *headers;
 	char *method;
 	char *body;
-	char *resp;
-	size_t resp_len, resp_cap, resp_max;
+	buf_t resp; /* the body, up to the request's max_body */
 	bool resp_over_cap;
 	bool receiver_stopped;
 	bool in_multi;
@@ -141,7 +141,7 @@ static void kube_http_call_closed(uv_handle_t *handle)
 	curl_slist_free_all(call->headers);
 	free(call->method);
 	free(call->body);
-	free(call->resp);
+	buf_free(&call->resp);
 	free(call);
 }
 
@@ -163,10 +163,8 @@ static void kube_http_finish(kube_http_call_t *call, CURLcode code)
 	char msg[512];
 	char *status_message = NULL, *status_reason = NULL;
 
-	if (call->resp == NULL)
-		call->resp = xstrdup("");
-	resp.body = call->resp;
-	resp.body_len = call->resp_len;
+	resp.body = call->resp.data != NULL ? call->resp.data : "";
+	resp.body_len = call->resp.len;
 
 	if (code == CURLE_OK) {
 		long version = 0;
@@ -181,7 +179,7 @@ static void kube_http_finish(kube_http_call_t *call, CURLcode code)
 	} else if (call->receiver_stopped) {
 		resp.error = "stream ended by the receiver";
 	} else if (call->resp_over_cap) {
-		snprintf(msg, sizeof(msg), "response body larger than %zu bytes", call->resp_max);
+		snprintf(msg, sizeof(msg), "response body larger than %zu bytes", call->resp.max);
 		resp.status = 0;
 		resp.error = msg;
 	} else if (code != CURLE_OK) {
@@ -189,7 +187,7 @@ static void kube_http_finish(kube_http_call_t *call, CURLcode code)
 		resp.status = 0;
 		resp.error = msg;
 	} else if (resp.status < 200 || resp.status > 299) {
-		cJSON *status = cJSON_ParseWithLength(call->resp, call->resp_len);
+		cJSON *status = cJSON_ParseWithLength(call->resp.data, call->resp.len);
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(status, "message");
 		const cJSON *r = cJSON_GetObjectItemCaseSensitive(status, "reason");
 		if (cJSON_IsString(m))
@@ -372,20 +370,10 @@ static size_t kube_http_on_body(char *ptr, size_t size, size_t nmemb, void *user
 			return n;
 		}
 	}
-	if (call->resp_len + n > call->resp_max) {
+	if (buf_append(&call->resp, ptr, n) != 0) {
 		call->resp_over_cap = true;
 		return 0; /* curl turns this into CURLE_WRITE_ERROR */
 	}
-	if (call->resp_len + n + 1 > call->resp_cap) {
-		size_t cap = call->resp_cap ? call->resp_cap : 4096;
-		while (cap < call->resp_len + n + 1)
-			cap *= 2;
-		call->resp = xrealloc(call->resp, cap);
-		call->resp_cap = cap;
-	}
-	memcpy(call->resp + call->resp_len, ptr, n);
-	call->resp_len += n;
-	call->resp[call->resp_len] = '\0';
 	return n;
 }
 
@@ -515,9 +503,7 @@ static int kube_http_start_attempt(kube_http_call_t *call)
 		timeout = (long)(call->deadline - now);
 	}
 	curl_easy_setopt(call->easy, CURLOPT_TIMEOUT_MS, timeout);
-	call->resp_len = 0;
-	if (call->resp)
-		call->resp[0] = '\0';
+	buf_clear(&call->resp);
 	call->errbuf[0] = '\0';
 	call->retry_after_ms = -1;
 	call->attempt++;
@@ -549,7 +535,7 @@ int kube_http_request(kube_http_t *http, const kube_http_req_t *req, kube_http_c
 	call->data = data;
 	call->retry = req->retry;
 	call->method = xstrdup(req->method);
-	call->resp_max = req->max_body ? req->max_body : KUBE_HTTP_DEFAULT_MAX_BODY;
+	buf_init(&call->resp, req->max_body ? req->max_body : KUBE_HTTP_DEFAULT_MAX_BODY);
 	long timeout = req->timeout_ms ? req->timeout_ms : KUBE_HTTP_DEFAULT_TIMEOUT_MS;
 	if (timeout > 0)
 		call->deadline = uv_now(http->loop) + (uint64_t)timeout;

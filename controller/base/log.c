@@ -1,4 +1,5 @@
 #include "log.h"
+#include "rfc3339.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -57,13 +58,11 @@ void log_write(log_level_t level, const char *msg, ...)
 {
 	if (level < log_min_level)
 		return;
-	char ts[40];
+	char ts[RFC3339_LEN];
 	struct timespec now;
-	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
+	if (rfc3339_format((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000, 3, ts, sizeof(ts)) != 0)
+		snprintf(ts, sizeof(ts), "1970-01-01T00:00:00.000Z");
 
 	/* Build the line in memory so concurrent writers never interleave it. */
 	char *buf = NULL;

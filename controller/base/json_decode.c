@@ -4,6 +4,7 @@
  */
 #include "json_decode.h"
 
+#include "rfc3339.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -231,6 +232,28 @@ int json_decode_int(const json_decode_scope_t *s, const char *key, bool required
 	if ((double)i != d)
 		return json_decode_fail(s, key, "not an integer");
 	*out = i;
+	if (present != NULL)
+		*present = true;
+	return 0;
+}
+
+int json_decode_time(const json_decode_scope_t *s, const char *key, int64_t *out, bool *present)
+{
+	const char *v;
+	int64_t us;
+	*out = 0;
+	if (present != NULL)
+		*present = false;
+	if (json_decode_str(s, key, false, &v) != 0)
+		return -1;
+	if (v == NULL)
+		return 0;
+	if (rfc3339_parse(v, &us) != 0) {
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), v);
+		return json_decode_fail(s, key, "not an RFC 3339 time %s", q);
+	}
+	*out = us / 1000000 - (us % 1000000 < 0);
 	if (present != NULL)
 		*present = true;
 	return 0;

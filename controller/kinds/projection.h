@@ -2,7 +2,7 @@
  * Projections: the few fields of a Kubernetes object that drashift's
  * decisions read, decoded from the API's JSON into compact structs.
  *
- * Caches hold projections, not objects (DESIGN.md section 6). A Pod as the API
+ * Caches hold projections, not objects (docs/architecture.md). A Pod as the API
  * server returns it is tens of KiB once managedFields, env and volumes are
  * counted; its projection is a few hundred bytes. Every field below says which
  * decision needs it; a field nothing reads does not belong here.
@@ -29,13 +29,7 @@
 
 #include <cjson/cJSON.h>
 
-/*
- * Upper bound on the entries of the sets a projection merges or
- * de-duplicates (claim names, device classes, extended resources). Real
- * objects stay far below it (the API allows 32 requests per claim); the bound
- * keeps the merge cost linear on hostile input. More is a decode error.
- */
-#define PROJECTION_MAX_SET 256
+#include "kube_object.h"
 
 /* Status of a condition; NONE when the object does not carry the condition. */
 typedef enum {
@@ -44,33 +38,6 @@ typedef enum {
 	PROJECTION_CONDITION_FALSE,
 	PROJECTION_CONDITION_UNKNOWN,
 } projection_condition_t;
-
-/* "True", "False", "Unknown" or "None", for logs. */
-const char *projection_condition_name(projection_condition_t c);
-
-/* Metadata every cached object keeps. */
-typedef struct {
-	/* Cache key with name; NULL for cluster-scoped objects (Node, ResourceSlice, DeviceClass). */
-	char *namespace;
-	/* Cache key; the only metadata field a decoder requires. */
-	char *name;
-	/*
-	 * Tells incarnations apart: a pod deleted and recreated under the same
-	 * name is a different consumer for claims' reservedFor.
-	 */
-	char *uid;
-	/* Opaque; the watch resumes from the last one seen. Never compared numerically. */
-	char *resource_version;
-	/* metadata.creationTimestamp, unix seconds (0 when absent): ordering and ages. */
-	int64_t created;
-	/*
-	 * metadata.deletionTimestamp is set: the object is going away (a
-	 * Terminating pod still holds its devices until kubelet unprepares them).
-	 */
-	bool deleting;
-	/* metadata.deletionTimestamp, unix seconds; 0 unless deleting. Stuck-termination alarms. */
-	int64_t deleted;
-} projection_meta_t;
 
 /* A label or annotation. */
 typedef struct {
@@ -95,7 +62,7 @@ bool projection_quantity_find(const projection_quantity_t *q, size_t n, const ch
 /* ---- Node ---- */
 
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	/* All labels: pools select their nodes by label selectors. */
 	projection_label_t *labels;
 	size_t n_labels;
@@ -135,11 +102,8 @@ typedef enum {
 	PROJECTION_POD_FAILED,
 } projection_pod_phase_t;
 
-/* "Pending", "Running", ... for logs. */
-const char *projection_pod_phase_name(projection_pod_phase_t phase);
-
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	/* spec.nodeName; NULL while unbound. Which node's devices the pod holds. */
 	char *node_name;
 	/* status.phase: Succeeded and Failed pods no longer hold devices. */
@@ -195,7 +159,7 @@ typedef struct {
 } projection_consumer_t;
 
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	/*
 	 * Device classes the claim asks for (exactly.deviceClassName and each
 	 * firstAvailable[].deviceClassName), de-duplicated: which pool the claim
@@ -226,7 +190,7 @@ typedef struct {
 /* ---- ResourceSlice (resource.k8s.io/v1) ---- */
 
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	/* spec.driver: whose devices these are. */
 	char *driver;
 	/* spec.nodeName; NULL when the slice is not node-local. */
@@ -246,7 +210,7 @@ typedef struct {
 /* ---- DeviceClass (resource.k8s.io/v1) ---- */
 
 typedef struct {
-	projection_meta_t meta;
+	kube_object_meta_t meta;
 	/*
 	 * spec.extendedResourceName: the extended resource (e.g. example.com/gpu)
 	 * this class serves through DRA; NULL when none. Links a pool's device
@@ -283,56 +247,5 @@ size_t projection_size_pod(const projection_pod_t *p);
 size_t projection_size_claim(const projection_claim_t *p);
 size_t projection_size_slice(const projection_slice_t *p);
 size_t projection_size_device_class(const projection_device_class_t *p);
-
-/* ---- Watch events and list pages ---- */
-
-typedef enum {
-	PROJECTION_EVENT_ADDED,
-	PROJECTION_EVENT_MODIFIED,
-	PROJECTION_EVENT_DELETED,
-	PROJECTION_EVENT_BOOKMARK,
-	PROJECTION_EVENT_ERROR,
-} projection_event_type_t;
-
-typedef struct {
-	projection_event_type_t type;
-	/* The event's object, detached from the envelope and owned by the event. */
-	cJSON *object;
-	/*
-	 * The object's metadata.resourceVersion: required for BOOKMARK (all it
-	 * carries), copied when present for the other types so the watch can
-	 * resume from the last event. NULL for ERROR.
-	 */
-	char *resource_version;
-	/* ERROR only: the Status object's code (410 means relist), reason and message. */
-	int error_code;
-	char *error_reason;  /* e.g. "Expired"; NULL when absent */
-	char *error_message; /* e.g. "too old resource version: 1 (2)"; NULL when absent */
-} projection_event_t;
-
-/*
- * Decode one watch line: {"type": ..., "object": {...}}. line need not be
- * NUL-terminated. Returns 0, or -1 with err set and *ev zeroed.
- */
-int projection_decode_event(const char *line, size_t len, projection_event_t *ev, char *err,
-			    size_t errlen);
-void projection_event_free(projection_event_t *ev);
-
-typedef struct {
-	/* The items array, detached from the page and owned by the list. */
-	cJSON *items;
-	/* metadata.resourceVersion: where the watch that follows the list starts. */
-	char *resource_version;
-	/* metadata.continue: the token for the next page; NULL on the last page. */
-	char *continue_token;
-} projection_list_t;
-
-/*
- * Decode one page of a list response. A missing or null items array reads as
- * empty. Returns 0, or -1 with err set and *out zeroed.
- */
-int projection_decode_list(const char *body, size_t len, projection_list_t *out, char *err,
-			   size_t errlen);
-void projection_list_free(projection_list_t *l);
 
 #endif

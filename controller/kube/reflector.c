@@ -148,8 +148,8 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 		return;
 	}
 	char err[256];
-	projection_list_t page;
-	if (projection_decode_list(resp->body, resp->body_len, &page, err, sizeof(err)) != 0) {
+	kube_object_list_t page;
+	if (kube_object_decode_list(resp->body, resp->body_len, &page, err, sizeof(err)) != 0) {
 		r->store.decode_errors++;
 		log_error("cannot decode list page", "resource", r->kind->resource, "error", err);
 		reflector_backoff(r, "bad list page");
@@ -166,7 +166,7 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 		free(r->rv);
 		r->rv = page.resource_version ? xstrdup(page.resource_version) : NULL;
 	}
-	projection_list_free(&page);
+	kube_object_list_free(&page);
 
 	if (r->continue_token != NULL) {
 		reflector_list_page(r);
@@ -277,12 +277,13 @@ static void reflector_on_watch_done(const kube_http_response_t *resp, void *data
 static void reflector_watch(reflector_t *r)
 {
 	unsigned timeout = r->opt.watch_timeout_s ? r->opt.watch_timeout_s : 300 + (unsigned)(random() % 300);
+	/* resourceVersion is opaque and of any length: the watch resumes from exactly it. */
 	char *escaped = curl_easy_escape(NULL, r->rv ? r->rv : "", 0);
-	char extra[512];
-	snprintf(extra, sizeof(extra), "watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s",
-		 timeout, escaped);
+	char *extra = xasprintf("watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s", timeout,
+				escaped);
 	curl_free(escaped);
 	char *path = reflector_path(r, extra);
+	free(extra);
 	kube_http_req_t req = {
 		.method = "GET",
 		.path = path,

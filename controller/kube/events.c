@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "rfc3339.h"
 #include "xalloc.h"
 
 #define EVENTS_DEFAULT_FLUSH_MS 10000u
@@ -306,11 +307,9 @@ char *events_note_vformat(const char *fmt, va_list ap)
 
 void events_microtime(const struct timespec *wall, char out[EVENTS_MICROTIME_LEN])
 {
-	struct tm tm;
-	time_t sec = wall->tv_sec;
-	gmtime_r(&sec, &tm);
-	size_t n = strftime(out, EVENTS_MICROTIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + n, EVENTS_MICROTIME_LEN - n, ".%06dZ", (int)(wall->tv_nsec / 1000 % 1000000));
+	int64_t us = (int64_t)wall->tv_sec * 1000000 + wall->tv_nsec / 1000;
+	if (rfc3339_format(us, 6, out, EVENTS_MICROTIME_LEN) != 0)
+		snprintf(out, EVENTS_MICROTIME_LEN, "1970-01-01T00:00:00.000000Z");
 }
 
 static void events_now_microtime(char out[EVENTS_MICROTIME_LEN])
@@ -492,18 +491,6 @@ void events_recorder_set_flush_interval(events_recorder_t *rec, uint64_t ms)
 	rec->flush_ms = ms ? ms : EVENTS_DEFAULT_FLUSH_MS;
 	if (!rec->closing)
 		uv_timer_start(&rec->flush_timer, events_on_flush_timer, rec->flush_ms, rec->flush_ms);
-}
-
-void events_recorder_set_limits(events_recorder_t *rec, const events_limits_t *l)
-{
-	const events_limits_t *d = &events_default_limits;
-	rec->limits.window_ms = l->window_ms ? l->window_ms : d->window_ms;
-	rec->limits.burst = l->burst ? l->burst : d->burst;
-	rec->limits.refill_ms = l->refill_ms ? l->refill_ms : d->refill_ms;
-	rec->limits.max_series = l->max_series ? l->max_series : d->max_series;
-	rec->limits.max_objects = l->max_objects ? l->max_objects : d->max_objects;
-	rec->table.max = rec->limits.max_series;
-	rec->buckets.max = rec->limits.max_objects;
 }
 
 uint64_t events_dropped(const events_recorder_t *rec)

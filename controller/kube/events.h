@@ -40,6 +40,7 @@
 #include <uv.h>
 
 #include "kube_http.h"
+#include "rfc3339.h"
 #include "strmap.h"
 
 /* The API's limit on an Event's note, in bytes. */
@@ -47,7 +48,7 @@
 /* The API's limits on reason, action and reportingInstance. */
 #define EVENTS_FIELD_MAX 128
 /* MicroTime "2006-01-02T15:04:05.000000Z" and its NUL. */
-#define EVENTS_MICROTIME_LEN 28
+#define EVENTS_MICROTIME_LEN RFC3339_LEN
 
 /* The object an Event is about. */
 typedef struct {
@@ -91,8 +92,6 @@ events_recorder_t *events_recorder_new(uv_loop_t *loop, kube_http_t *http, const
 
 /* Send series updates every ms milliseconds instead of every 10 s (tests). */
 void events_recorder_set_flush_interval(events_recorder_t *rec, uint64_t ms);
-/* Replace the limits; zero fields keep their defaults. Call before the first event. */
-void events_recorder_set_limits(events_recorder_t *rec, const events_limits_t *limits);
 
 /*
  * Record an event about regarding. type is "Normal" or "Warning"; reason is

@@ -103,19 +103,6 @@ typedef struct {
 leader_action_t leader_decide(const leader_situation_t *s);
 const char *leader_action_name(leader_action_t a);
 
-/*
- * MicroTime as the API writes it: 2006-01-02T15:04:05.000000Z (UTC,
- * microseconds). buf needs LEADER_MICROTIME_LEN bytes. Returns 0, or -1 when
- * the time does not fit the format (years 0..9999).
- */
-#define LEADER_MICROTIME_LEN 28
-int leader_microtime_format(int64_t unix_us, char *buf, size_t len);
-/*
- * Parse RFC 3339 as the API accepts it: a fraction of 0..9 digits (cut to
- * microseconds) and Z or a +hh:mm / -hh:mm offset. Returns 0 or -1.
- */
-int leader_microtime_parse(const char *s, int64_t *unix_us);
-
 /* ---- the elector --------------------------------------------------------- */
 
 typedef enum {

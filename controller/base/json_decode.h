@@ -131,4 +131,10 @@ int json_decode_bool(const json_decode_scope_t *s, const char *key, bool *out);
 int json_decode_int(const json_decode_scope_t *s, const char *key, bool required, int64_t *out,
 		    bool *present);
 
+/*
+ * An RFC 3339 time member (rfc3339.h) as unix seconds, the fraction dropped:
+ * decisions work in seconds. 0 when absent; *present (may be NULL) tells.
+ */
+int json_decode_time(const json_decode_scope_t *s, const char *key, int64_t *out, bool *present);
+
 #endif

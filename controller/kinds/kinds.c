@@ -1,0 +1,36 @@
+/*
+ * drashift's five cached kinds as the generic store knows them (store_kind_t):
+ * where each is listed and watched, and its projection's decoder.
+ */
+#include "kinds.h"
+
+#define KINDS_KIND(var, res, p, type, suffix)                                                      \
+	static int kinds_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen)     \
+	{                                                                                          \
+		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
+	}                                                                                          \
+	static void kinds_release_##suffix(void *proj)                                            \
+	{                                                                                          \
+		projection_free_##suffix((type *)proj);                                            \
+	}                                                                                          \
+	static size_t kinds_bytes_##suffix(const void *proj)                                      \
+	{                                                                                          \
+		return projection_size_##suffix((const type *)proj);                               \
+	}                                                                                          \
+	const store_kind_t var = {                                                                 \
+		.resource = res,                                                                   \
+		.path = p,                                                                         \
+		.size = sizeof(type),                                                              \
+		.decode = kinds_decode_##suffix,                                                   \
+		.release = kinds_release_##suffix,                                                 \
+		.bytes = kinds_bytes_##suffix,                                                     \
+	};
+
+KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node)
+KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod)
+KINDS_KIND(kinds_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
+	   projection_claim_t, claim)
+KINDS_KIND(kinds_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
+	   projection_slice_t, slice)
+KINDS_KIND(kinds_device_classes, "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses",
+	   projection_device_class_t, device_class)

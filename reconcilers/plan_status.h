@@ -1,0 +1,114 @@
+/*
+ * What a MigrationPlan's status says as a whole, decided from what its pools
+ * decided (pool.h) and what its SLO gates judged (slo.h): whether it is
+ * frozen, whether a new breach is recorded, its phase, and its conditions.
+ *
+ * The freeze (docs/invariants.md, "frozen means frozen"): a breach is recorded
+ * in status.breach, and from then on the plan is frozen until a person writes
+ * the breach's id into spec.acknowledgedBreach. Nothing here lifts a freeze by
+ * itself: an acknowledged breach stays recorded, and a frozen plan records no
+ * second breach on top of the first.
+ *
+ * Pure: no clock, no I/O. The controller gathers the inputs, renders the
+ * result into the status JSON and acts on it.
+ */
+#ifndef DRASHIFT_PLAN_STATUS_H
+#define DRASHIFT_PLAN_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "pool.h"
+#include "slo.h"
+
+/* status.breach as recorded. Strings are borrowed; id NULL: no breach recorded. */
+typedef struct {
+	const char *id;
+	const char *pool;
+	const char *signal;
+	const char *value;
+	const char *threshold;
+	int64_t acknowledged_ms; /* status.breach.acknowledgedTime; 0 when absent */
+} plan_breach_t;
+
+/* The freeze before the signals are judged: is the recorded breach acknowledged? */
+typedef struct {
+	bool acknowledged; /* spec.acknowledgedBreach names the recorded breach */
+	bool frozen;       /* a breach is recorded and not acknowledged */
+	/*
+	 * Claims created from then on are judged: an acknowledgement accepts what
+	 * was measured before it, or the samples that breached would freeze the
+	 * plan again at once. 0: the whole window.
+	 */
+	int64_t judge_since_ms;
+} plan_freeze_t;
+
+void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64_t now_ms, plan_freeze_t *out);
+
+/* One pool's gate, as judged. */
+typedef struct {
+	slo_verdict_t gate;
+	const slo_result_t *breach; /* the first breached signal when gate is SLO_BREACH */
+} plan_pool_gate_t;
+
+/* A breach to record now. */
+typedef struct {
+	bool found;
+	size_t pool;       /* index into plan->pools */
+	char *id;          /* "<pool>-<signal>-<unix seconds>" (owned) */
+	char *value;       /* the measured value with its unit (owned) */
+	char *threshold;   /* the threshold with its unit (owned) */
+	const char *signal;
+} plan_new_breach_t;
+
+/*
+ * A plan that is not frozen records the first pool's breach (plan order) and
+ * is frozen from then on; a frozen plan records nothing new. Free with
+ * plan_new_breach_free().
+ */
+void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, const plan_pool_gate_t *gates,
+			    int64_t now_ms, plan_new_breach_t *out);
+void plan_new_breach_free(plan_new_breach_t *b);
+
+/* A signal's value and threshold as the status shows them ("573ms", "3000ms"). */
+void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len);
+
+/* The plan's phase: Frozen, Failed, RollingBack, Paused, DRA, Legacy, or its first active pool's phase. */
+const char *plan_status_phase(const pool_phase_t *phases, size_t n_pools, bool frozen, bool paused);
+
+typedef enum {
+	PLAN_COND_READY,
+	PLAN_COND_PROGRESSING,
+	PLAN_COND_PAUSED,
+	PLAN_COND_FROZEN,
+	PLAN_COND_DEGRADED,
+	PLAN_COND_INVALID,
+	PLAN_CONDITIONS,
+} plan_condition_id_t;
+
+typedef struct {
+	const char *type;
+	bool status;
+	const char *reason;
+	char *message; /* owned */
+} plan_condition_t;
+
+typedef struct {
+	const plan_t *plan;
+	const pool_phase_t *phases; /* one per pool */
+	bool frozen, acknowledged;
+	const plan_breach_t *breach; /* the breach in force when frozen */
+	/* Why the API refused a freeze switch's last write (NULL: it did not), and how long until it is tried again. */
+	const char *param_error, *taint_error;
+	int retry_seconds;
+	const char *first_conflict; /* a node two pools select (NULL: none) */
+	size_t failed_nodes, refused_nodes;
+} plan_conditions_input_t;
+
+/* The plan's conditions, in the order above. Free with plan_conditions_free(). */
+void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t out[PLAN_CONDITIONS]);
+void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS]);
+
+#endif

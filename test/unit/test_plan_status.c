@@ -1,0 +1,209 @@
+/*
+ * The plan's status as a whole, as tables: the freeze and its
+ * acknowledgement, when a new breach is recorded, the plan's phase, and its
+ * conditions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan_status.h"
+
+#define NOW 1764441600000LL
+
+static plan_pool_t pools[] = { { .name = "a" }, { .name = "b" } };
+static char *classes[] = { "gpu.example.com" };
+static plan_t plan = { .name = "gpu", .pools = pools, .n_pools = 2, .device_classes = classes, .n_device_classes = 1 };
+
+static void test_freeze_and_acknowledgement(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *recorded, *acknowledged;
+		int64_t acknowledged_ms;
+		bool want_ack, want_frozen;
+		int64_t want_since;
+	} rows[] = {
+		{ NULL, NULL, 0, false, false, 0 },			    /* nothing recorded */
+		{ NULL, "a-x-1", 0, false, false, 0 },		    /* an acknowledgement of nothing lifts nothing */
+		{ "a-x-1", NULL, 0, false, true, 0 },		    /* recorded, not acknowledged: frozen */
+		{ "a-x-1", "a-x-0", 0, false, true, 0 },	    /* an older breach's id lifts nothing */
+		{ "a-x-1", "a-x-1", 0, true, false, NOW },	    /* acknowledged now: judged from now */
+		{ "a-x-1", "a-x-1", NOW - 5000, true, false, NOW - 5000 }, /* from the recorded acknowledgement */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_t p = plan;
+		p.acknowledged_breach = (char *)rows[i].acknowledged;
+		plan_breach_t rec = { .id = rows[i].recorded, .acknowledged_ms = rows[i].acknowledged_ms };
+		plan_freeze_t f;
+		plan_status_freeze(&p, &rec, NOW, &f);
+		if (f.acknowledged != rows[i].want_ack || f.frozen != rows[i].want_frozen || f.judge_since_ms != rows[i].want_since)
+			fail_msg("row %zu: acknowledged %d frozen %d since %lld", i, f.acknowledged, f.frozen,
+				 (long long)f.judge_since_ms);
+	}
+}
+
+static void test_new_breach_only_when_not_frozen(void **state)
+{
+	(void)state;
+	slo_result_t lat = { .name = "readyLatencyP95", .value = 6046.4, .threshold = 3000, .unit = "ms" };
+	slo_result_t drift = { .name = "capacityDrift", .value = 1, .threshold = 0, .unit = "" };
+	static const struct {
+		slo_verdict_t a, b;
+		bool frozen;
+		bool want;
+		size_t want_pool;
+		const char *want_id, *want_value;
+	} rows[] = {
+		{ SLO_PASS, SLO_PASS, false, false, 0, NULL, NULL },
+		{ SLO_INCONCLUSIVE, SLO_UNJUDGED, false, false, 0, NULL, NULL }, /* too few samples is no breach */
+		{ SLO_PASS, SLO_BREACH, false, true, 1, "b-capacityDrift-1764441600", "1" },
+		{ SLO_BREACH, SLO_BREACH, false, true, 0, "a-readyLatencyP95-1764441600", "6046ms" }, /* plan order */
+		{ SLO_BREACH, SLO_BREACH, true, false, 0, NULL, NULL }, /* frozen: the first breach stands */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_pool_gate_t gates[2] = { { rows[i].a, rows[i].a == SLO_BREACH ? &lat : NULL },
+					      { rows[i].b, rows[i].b == SLO_BREACH ? &drift : NULL } };
+		plan_freeze_t f = { .frozen = rows[i].frozen };
+		plan_new_breach_t nb;
+		plan_status_new_breach(&plan, &f, gates, NOW, &nb);
+		assert_int_equal(nb.found, rows[i].want);
+		if (rows[i].want) {
+			assert_int_equal(nb.pool, rows[i].want_pool);
+			assert_string_equal(nb.id, rows[i].want_id);
+			assert_string_equal(nb.value, rows[i].want_value);
+		}
+		plan_new_breach_free(&nb);
+	}
+}
+
+static void test_phase(void **state)
+{
+	(void)state;
+	static const struct {
+		pool_phase_t a, b;
+		bool frozen, paused;
+		const char *want;
+	} rows[] = {
+		{ POOL_LEGACY, POOL_LEGACY, false, false, "Legacy" },
+		{ POOL_CANARY, POOL_LEGACY, false, false, "Canary" },
+		{ POOL_DRA, POOL_EXPANDING, false, false, "Expanding" },
+		{ POOL_DRA, POOL_LEGACY, false, false, "Expanding" }, /* between pools */
+		{ POOL_DRA, POOL_DRA, false, false, "DRA" },
+		{ POOL_DRA, POOL_DRA, false, true, "Paused" },
+		{ POOL_DRA, POOL_ROLLING_BACK, false, true, "RollingBack" },
+		{ POOL_FAILED, POOL_ROLLING_BACK, false, false, "Failed" },
+		{ POOL_FAILED, POOL_CANARY, true, false, "Frozen" }, /* frozen says it first */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		pool_phase_t ph[2] = { rows[i].a, rows[i].b };
+		const char *got = plan_status_phase(ph, 2, rows[i].frozen, rows[i].paused);
+		if (strcmp(got, rows[i].want) != 0)
+			fail_msg("row %zu: phase %s, want %s", i, got, rows[i].want);
+	}
+}
+
+static void check_condition(const plan_condition_t *c, const char *type, bool status, const char *reason, const char *message)
+{
+	assert_string_equal(c->type, type);
+	assert_int_equal(c->status, status);
+	assert_string_equal(c->reason, reason);
+	if (message && strstr(c->message, message) == NULL)
+		fail_msg("%s: message '%s' lacks '%s'", type, c->message, message);
+}
+
+static void test_conditions_quiet_plan(void **state)
+{
+	(void)state;
+	pool_phase_t ph[2] = { POOL_DRA, POOL_DRA };
+	plan_conditions_input_t in = { .plan = &plan, .phases = ph };
+	plan_condition_t c[PLAN_CONDITIONS];
+	plan_status_conditions(&in, c);
+	check_condition(&c[PLAN_COND_READY], "Ready", true, "AllPoolsOnDRA", "every pool");
+	check_condition(&c[PLAN_COND_PROGRESSING], "Progressing", false, "Idle", NULL);
+	check_condition(&c[PLAN_COND_PAUSED], "Paused", false, "NotPaused", "running");
+	check_condition(&c[PLAN_COND_FROZEN], "Frozen", false, "NotFrozen", "no SLO breach");
+	check_condition(&c[PLAN_COND_DEGRADED], "Degraded", false, "Healthy", "all nodes healthy");
+	check_condition(&c[PLAN_COND_INVALID], "Invalid", false, "SpecValid", NULL);
+	plan_conditions_free(c);
+}
+
+static void test_conditions_frozen_says_what_is_enforced_and_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		plan_freeze_mode_t mode;
+		const char *param_error, *taint_error;
+		const char *want, *not_want;
+	} rows[] = {
+		{ PLAN_FREEZE_ADMISSION, NULL, NULL, "new claims for gpu.example.com are denied;", "tainted" },
+		{ PLAN_FREEZE_DEVICE_TAINT, NULL, NULL, "the driver's devices are tainted NoSchedule;", "denied" },
+		{ PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT, NULL, "forbidden", "NOT ENFORCED YET (tried again at least 5 s apart): forbidden", NULL },
+		{ PLAN_FREEZE_ADMISSION, "timeout", NULL, "b-capacityDrift-7. NOT ENFORCED YET (tried again at least 5 s apart): timeout", NULL },
+	};
+	plan_breach_t b = { .id = "b-capacityDrift-7", .pool = "b", .signal = "capacityDrift", .value = "1", .threshold = "0" };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_t p = plan;
+		p.slo.freeze_mode = rows[i].mode;
+		pool_phase_t ph[2] = { POOL_DRA, POOL_FROZEN };
+		plan_conditions_input_t in = { .plan = &p, .phases = ph, .frozen = true, .breach = &b,
+					       .param_error = rows[i].param_error, .taint_error = rows[i].taint_error,
+					       .retry_seconds = 5 };
+		plan_condition_t c[PLAN_CONDITIONS];
+		plan_status_conditions(&in, c);
+		check_condition(&c[PLAN_COND_FROZEN], "Frozen", true, "SLOBreach",
+				"pool b: capacityDrift measured 1, threshold 0;");
+		check_condition(&c[PLAN_COND_FROZEN], "Frozen", true, "SLOBreach", rows[i].want);
+		check_condition(&c[PLAN_COND_FROZEN], "Frozen", true, "SLOBreach", "lift with spec.acknowledgedBreach: b-capacityDrift-7");
+		if (rows[i].not_want && strstr(c[PLAN_COND_FROZEN].message, rows[i].not_want))
+			fail_msg("row %zu: '%s' says '%s'", i, c[PLAN_COND_FROZEN].message, rows[i].not_want);
+		check_condition(&c[PLAN_COND_READY], "Ready", false, "Migrating", NULL);
+		plan_conditions_free(c);
+	}
+}
+
+static void test_conditions_degraded(void **state)
+{
+	(void)state;
+	static const struct {
+		pool_phase_t a;
+		const char *conflict;
+		size_t failed, refused;
+		bool want;
+		const char *reason, *message;
+	} rows[] = {
+		{ POOL_CANARY, NULL, 0, 0, false, "Healthy", "all nodes healthy" },
+		{ POOL_FAILED, NULL, 1, 0, true, "NodeProblems", "1 node(s) failed, 0 node(s) refused" },
+		{ POOL_CANARY, NULL, 0, 2, true, "NodeProblems", "0 node(s) failed, 2 node(s) refused" },
+		{ POOL_CANARY, "n-1 is matched by pool a of plan x and pool b of plan y", 0, 2, true, "NodeInTwoPools",
+		  "n-1 is matched by pool a" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		pool_phase_t ph[2] = { rows[i].a, POOL_LEGACY };
+		plan_conditions_input_t in = { .plan = &plan, .phases = ph, .first_conflict = rows[i].conflict,
+					       .failed_nodes = rows[i].failed, .refused_nodes = rows[i].refused };
+		plan_condition_t c[PLAN_CONDITIONS];
+		plan_status_conditions(&in, c);
+		check_condition(&c[PLAN_COND_DEGRADED], "Degraded", rows[i].want, rows[i].reason, rows[i].message);
+		check_condition(&c[PLAN_COND_PROGRESSING], "Progressing", rows[i].a == POOL_CANARY,
+				rows[i].a == POOL_CANARY ? "NodesMoving" : "Idle", NULL);
+		plan_conditions_free(c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_freeze_and_acknowledgement),
+		cmocka_unit_test(test_new_breach_only_when_not_frozen),
+		cmocka_unit_test(test_phase),
+		cmocka_unit_test(test_conditions_quiet_plan),
+		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
+		cmocka_unit_test(test_conditions_degraded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
