@@ -92,11 +92,19 @@ create_namespace() {
 
 # ---- the operator and the fleet, for end-to-end tests ----
 
+# The MigrationPlan CRD is Established. kubectl wait fails at once ("accessor
+# error") when it reads the CRD before the API server has set any condition:
+# asked again until it succeeds.
+crd_established() {
+	wait_for 60 "the MigrationPlan CRD to be established" \
+		kubectl wait --for=condition=Established --timeout=5s crd/migrationplans.drashift.io
+}
+
 # Install the CRD and the manifests' namespace, ServiceAccount and RBAC, as a
 # platform engineer would (the Deployment itself needs a kubelet).
 install_drashift() {
 	kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
-	kubectl wait --for=condition=Established crd/migrationplans.drashift.io --timeout=60s >/dev/null
+	crd_established
 	kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" -f "$DRASHIFT_ROOT/manifests/serviceaccount.yaml" \
 		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" >/dev/null
 	# A kubeconfig with the ServiceAccount's own token: the operator runs with exactly the RBAC it ships.

@@ -11,7 +11,7 @@ CRD="$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml"
 EXAMPLES="$DRASHIFT_ROOT/manifests/examples"
 
 kubectl apply -f "$CRD" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/migrationplans.drashift.io >/dev/null
+crd_established
 # Established is set before every API server handler serves the new type.
 wait_for 30 "the migrationplans API to be served" kubectl get migrationplans
 expect_eq "$(kubectl get crd migrationplans.drashift.io -o jsonpath='{.spec.names.shortNames[0]} {.spec.scope} {.spec.versions[0].name}')" \
