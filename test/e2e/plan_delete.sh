@@ -151,12 +151,17 @@ expect_eq "$(pod_phase trainer)" Succeeded "the DRA pod ran to completion"
 expect_no_violations
 log "step 5: deleting a plan mid-rollback finished the rollback after the pod"
 
-# ---- 6. the escape hatch, and releasing the orphan by hand ----
-apply_plan forced <<'EOF_PLAN'
+# plan_on_a NAME: a plan of pool a alone, once a-0 is draining (its GPU pod holds it there).
+plan_on_a() {
+	apply_plan "$1" <<'EOF_PLAN'
   pools:
   - {name: a, nodeSelector: {matchLabels: {drashift.io/pool: a}}}
 EOF_PLAN
-wait_for 60 "a-0 draining" at_step a-0 draining
+	wait_for 60 "a-0 draining under plan $1" at_step a-0 draining
+}
+
+# ---- 6. the escape hatch, and releasing the orphan by hand ----
+plan_on_a forced
 kubectl annotate mp forced drashift.io/force-delete=true >/dev/null
 kubectl delete mp forced --wait=false >/dev/null
 wait_for 30 "the forced plan to go" gone forced
@@ -179,11 +184,7 @@ at_rest a-0 legacy
 log "step 6: the escape hatch left a reported orphan, released by hand"
 
 # ---- 7. deleting the CRD deletes the plans, each releasing its nodes first ----
-apply_plan last <<'EOF_PLAN'
-  pools:
-  - {name: a, nodeSelector: {matchLabels: {drashift.io/pool: a}}}
-EOF_PLAN
-wait_for 60 "a-0 draining" at_step a-0 draining
+plan_on_a last
 kubectl delete crd migrationplans.drashift.io --wait=false >/dev/null
 crd_gone() { ! kubectl get crd migrationplans.drashift.io >/dev/null 2>&1; }
 wait_for 60 "the CRD to go once a-0 is released" crd_gone
