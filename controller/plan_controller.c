@@ -11,6 +11,7 @@
 #include "handover.h"
 #include "kube_api.h"
 #include "log.h"
+#include "node_owners.h"
 #include "plan_object.h"
 #include "pool.h"
 #include "pool_index.h"
@@ -20,6 +21,9 @@
 #include "timer.h"
 #include "workqueue.h"
 #include "xalloc.h"
+
+/* How often orphaned nodes are counted even when nothing changes. */
+#define PLAN_ORPHAN_CHECK_MS 5000
 
 /* How long a write may stay unseen by the watch before the controller stops waiting for it. */
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
@@ -63,6 +67,15 @@ struct plan_controller {
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
 	strmap_t metric_pools;
+	/* Nodes by the plan their records name: what a plan holds, found without its selectors. */
+	node_owners_t owners;
+	/* Plan -> the resourceVersion a finalizer write was based on: not sent again until the plan changes. */
+	strmap_t finalizer_sent;
+	/* Orphaned nodes already reported in an Event (values unused), and their gauge. */
+	strmap_t orphans_reported;
+	metrics_gauge_t *m_orphans;
+	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
+	uv_timer_t orphan_timer;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -75,6 +88,7 @@ typedef struct {
 	plan_switch_t *sw;  /* a freeze switch's write: written again if it fails */
 	char *switch_plan; /* ... for this plan */
 	bool missing_ok;   /* a delete: 404 means done */
+	char *finalizer_plan; /* a finalizer write: sent again after a failure */
 	char *what;
 } plan_write_t;
 
@@ -146,6 +160,8 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
 			cJSON_Delete(strmap_remove(&pc->expected_status, w->plan));
+		if (w->finalizer_plan)
+			free(strmap_remove(&pc->finalizer_sent, w->finalizer_plan));
 		/*
 		 * A freeze switch that failed is written again after a pause, not
 		 * at the next change: an API that refuses it for good (RBAC, a
@@ -165,6 +181,7 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 	free(w->node);
 	free(w->plan);
 	free(w->switch_plan);
+	free(w->finalizer_plan);
 	free(w->what);
 	free(w);
 	plan_controller_poke(pc);
@@ -477,6 +494,11 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 					  "plan", "pool", "signal", "verdict", NULL);
 	pc->m_frozen = metrics_gauge_new(r, "drashift_plan_frozen",
 					 "1 while an unacknowledged SLO breach freezes the plan.", "plan", NULL);
+	pc->m_orphans = metrics_gauge_new(r, "drashift_orphaned_nodes",
+					  "Nodes carrying drashift's handover annotations that no MigrationPlan claims "
+					  "(docs/operations.md says how to release them).",
+					  NULL);
+	metrics_gauge_set(pc->m_orphans, 0, NULL);
 }
 
 /* Drop every series of a plan (deleted, invalid, or its pools changed). */
@@ -651,6 +673,396 @@ static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, c
 	plan_assert_taint(pc, po, breach, frozen && plan_freeze_by_device_taint(mode));
 }
 
+/* ---- holding and releasing nodes ------------------------------------------- */
+
+static const char *plan_node_annotation(const projection_node_t *node, const char *key)
+{
+	for (size_t i = 0; i < node->n_annotations; i++)
+		if (strcmp(node->annotations[i].key, key) == 0)
+			return node->annotations[i].value;
+	return NULL;
+}
+
+/* One entry of status.handovers (pool and message may be NULL). */
+static void plan_handover_entry(cJSON *handovers, const char *node, const handover_state_t *st, const char *pool,
+				const char *message)
+{
+	cJSON *h = cJSON_CreateObject();
+	cJSON_AddStringToObject(h, "node", node);
+	if (pool)
+		cJSON_AddStringToObject(h, "pool", pool);
+	cJSON_AddStringToObject(h, "direction", st->direction == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
+	cJSON_AddStringToObject(h, "step", handover_step_name(st->step));
+	char since[32];
+	plan_format_time(st->since_ms, since, sizeof(since));
+	cJSON_AddStringToObject(h, "since", since);
+	if (message)
+		cJSON_AddStringToObject(h, "message", message);
+	cJSON_AddItemToArray(handovers, h);
+}
+
+/* Write the plan's finalizers as want (consumed), based on the resourceVersion the cache holds. */
+static void plan_write_finalizers(plan_controller_t *pc, const plan_object_t *po, cJSON *want, const char *what)
+{
+	const char *rv = po->meta.resource_version ? po->meta.resource_version : "";
+	const char *sent = strmap_get(&pc->finalizer_sent, po->meta.name);
+	if (sent && strcmp(sent, rv) == 0) {
+		cJSON_Delete(want); /* sent from this version: wait for the watch to show the next one */
+		return;
+	}
+	cJSON *patch = cJSON_CreateObject();
+	cJSON *md = cJSON_AddObjectToObject(patch, "metadata");
+	cJSON_AddItemToObject(md, "finalizers", want);
+	if (rv[0] != '\0')
+		cJSON_AddStringToObject(md, "resourceVersion", rv); /* a finalizer someone else adds meanwhile is kept */
+	char *body = cJSON_PrintUnformatted(patch);
+	cJSON_Delete(patch);
+	log_info(what, "plan", po->meta.name, "finalizers", body);
+	if (pc->dry_run) {
+		free(body);
+		return;
+	}
+	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, NULL);
+	plan_write_t *w = plan_write_new(pc, NULL, what);
+	w->finalizer_plan = xstrdup(po->meta.name);
+	free(strmap_put(&pc->finalizer_sent, po->meta.name, xstrdup(rv)));
+	if (kube_merge_patch(pc->http, path, body, plan_on_write, w) == 0) {
+		pc->in_flight++;
+	} else {
+		free(strmap_remove(&pc->finalizer_sent, po->meta.name));
+		free(w->finalizer_plan);
+		free(w->what);
+		free(w);
+	}
+	free(path);
+	free(body);
+}
+
+/* The plan's finalizers with ours added (add) or removed. */
+static cJSON *plan_finalizers_with(const plan_object_t *po, bool add)
+{
+	cJSON *want = cJSON_CreateArray();
+	const cJSON *f;
+	cJSON_ArrayForEach(f, po->finalizers)
+	{
+		if (!cJSON_IsString(f) || strcmp(f->valuestring, PLAN_FINALIZER) != 0)
+			cJSON_AddItemToArray(want, cJSON_Duplicate(f, true));
+	}
+	if (add)
+		cJSON_AddItemToArray(want, cJSON_CreateString(PLAN_FINALIZER));
+	return want;
+}
+
+/* Whether the plan holds nodes: a pool has started or wants a node moved, or a node's records name the plan. */
+static bool plan_holds_nodes(const plan_controller_t *pc, const plan_object_t *po, const plan_pool_run_t *runs)
+{
+	for (size_t i = 0; i < po->plan.n_pools; i++) {
+		if (runs[i].out.record.start_ms != 0)
+			return true;
+		for (size_t m = 0; m < runs[i].n; m++)
+			if (runs[i].out.goals[m] != HANDOVER_GOAL_STAY)
+				return true;
+	}
+	return node_owners_nodes(&pc->owners, po->meta.name) != NULL;
+}
+
+/*
+ * Whether the plan may write nodes: its finalizer is on (deleting it
+ * releases them) and its status says it holds nodes (what it is cannot
+ * change). Both are written, and seen, before the first node write; this
+ * adds the finalizer when it is missing.
+ */
+static bool plan_ready_to_hold(plan_controller_t *pc, const plan_object_t *po)
+{
+	if (pc->dry_run)
+		return true;
+	if (!po->releases_nodes)
+		plan_write_finalizers(pc, po, plan_finalizers_with(po, true), "adding the finalizer before the first node write");
+	return po->releases_nodes && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(po->status, "holdsNodes"));
+}
+
+/* Deadlines for a node the plan lets go: its pool's, or the longest of the plan's when no pool selects it. */
+static plan_pool_t plan_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node)
+{
+	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
+	for (size_t m = 0; n && m < n->n; m++)
+		for (size_t i = 0; strcmp(n->matches[m].plan, plan->name) == 0 && i < plan->n_pools; i++)
+			if (strcmp(plan->pools[i].name, n->matches[m].pool) == 0)
+				return plan->pools[i];
+	plan_pool_t pool = plan->pools[0];
+	for (size_t i = 1; i < plan->n_pools; i++) {
+		if (plan->pools[i].drain_deadline_ms > pool.drain_deadline_ms)
+			pool.drain_deadline_ms = plan->pools[i].drain_deadline_ms;
+		if (plan->pools[i].handover_deadline_ms > pool.handover_deadline_ms)
+			pool.handover_deadline_ms = plan->pools[i].handover_deadline_ms;
+	}
+	pool.drain_policy = PLAN_DRAIN_WAIT;
+	return pool;
+}
+
+/*
+ * Take the next step of letting one node go (handover_release decides).
+ * why, when set, is added to the step's Event. Adds the node to waiting
+ * (status.handovers) as it stands.
+ */
+static void plan_release_node(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
+			      const char *why, int64_t now, uint64_t *requeue_ms, cJSON *waiting)
+{
+	const plan_t *plan = &po->plan;
+	handover_state_t st;
+	handover_read(plan, node, &st);
+	plan_pool_t pool = plan_release_pool(pc, plan, node->meta.name);
+	handover_usage_t use;
+	const char **evictable;
+	plan_usage(pc, plan, node->meta.name, &use, &evictable);
+	handover_ads_t ads;
+	plan_ads(pc, plan, node, &ads);
+	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
+				.goal = HANDOVER_GOAL_STAY, .now_ms = now };
+	handover_decision_t d;
+	handover_release(&in, &d);
+	if (why && d.message) {
+		char *m = xasprintf("%s (%s)", d.message, why);
+		free(d.message);
+		d.message = m;
+	}
+	char *line = d.act == HANDOVER_ACT_REFUSE ? xasprintf("%s: release refused: %s", why ? why : "plan deleted", d.message)
+		     : d.act == HANDOVER_ACT_NONE
+			     ? xasprintf("%s: being released, waiting for %s", why ? why : "plan deleted",
+					 handover_step_waits_for(st.step))
+			     : xasprintf("%s: being released, now %s -> %s", why ? why : "plan deleted",
+					 handover_step_name(d.from), handover_step_name(d.to));
+	/* status.handovers[].message holds 1024 bytes; cut on a character boundary. */
+	size_t len = strlen(line);
+	if (len > 1000) {
+		len = 1000;
+		while (len > 0 && (line[len] & 0xC0) == 0x80)
+			len--;
+		line[len] = '\0';
+	}
+	plan_handover_entry(waiting, node->meta.name, &st, NULL, line);
+	free(line);
+	plan_execute(pc, po, node, &d);
+	if (d.requeue_ms && (*requeue_ms == 0 || d.requeue_ms < *requeue_ms))
+		*requeue_ms = d.requeue_ms;
+	handover_decision_free(&d);
+	free(evictable);
+}
+
+/* A copy of the node names in a set: acting on nodes must not iterate an index the watch changes. */
+static char **plan_names(const strmap_t *set, size_t *n)
+{
+	*n = set ? strmap_size(set) : 0;
+	char **names = xcalloc(*n + 1, sizeof(char *));
+	size_t it = 0, k = 0;
+	const char *name;
+	while (set && strmap_next(set, &it, &name, NULL))
+		names[k++] = xstrdup(name);
+	return names;
+}
+
+static void plan_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Whether a pool of the plan selects the node. */
+static bool plan_selects(const plan_controller_t *pc, const char *plan, const char *node)
+{
+	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
+	for (size_t m = 0; n && m < n->n; m++)
+		if (strcmp(n->matches[m].plan, plan) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Nodes whose records name the plan but that no pool of it selects any more
+ * (selector edit, relabel, pool removed from the spec): released the way a
+ * deleted plan releases them, shown in status.handovers, each step an Event.
+ */
+static void plan_release_strays(plan_controller_t *pc, const plan_object_t *po, bool hold, int64_t now,
+				uint64_t *requeue_ms, cJSON *handovers)
+{
+	size_t n;
+	char **names = plan_names(node_owners_nodes(&pc->owners, po->meta.name), &n);
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	for (size_t i = 0; i < n; i++) {
+		const projection_node_t *node = store_get(nodes, NULL, names[i]);
+		if (node == NULL || plan_selects(pc, po->meta.name, names[i]))
+			continue;
+		if (hold) {
+			handover_state_t st;
+			handover_read(&po->plan, node, &st);
+			plan_handover_entry(handovers, names[i], &st, NULL, "left the plan's pools: to be released");
+			continue;
+		}
+		plan_release_node(pc, po, node, "the node left the plan's pools", now, requeue_ms, handovers);
+	}
+	plan_names_free(names, n);
+}
+
+/*
+ * The escape hatch (annotation drashift.io/force-delete: "true"): each node
+ * the plan holds keeps its records and gets drashift.io/orphaned-by, then the
+ * finalizer goes. The nodes are orphans from then on: reported, never adopted.
+ */
+static void plan_force_release(plan_controller_t *pc, const plan_object_t *po, char **names, size_t n, int64_t now)
+{
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	bool marked = true;
+	char t[32];
+	plan_format_time(now, t, sizeof(t));
+	for (size_t i = 0; i < n; i++) {
+		const projection_node_t *node = store_get(nodes, NULL, names[i]);
+		if (node == NULL || plan_node_annotation(node, HANDOVER_ANN_ORPHANED_BY))
+			continue;
+		marked = false;
+		const char *step = plan_node_annotation(node, HANDOVER_ANN_STEP);
+		const char *cordoned = plan_node_annotation(node, HANDOVER_ANN_CORDONED);
+		char *record = xasprintf("%s/%s at %s: step %s, cordoned by drashift: %s", po->meta.name,
+					 po->meta.uid ? po->meta.uid : "", t, step ? step : "(none)",
+					 cordoned && strcmp(cordoned, "true") == 0 ? "yes" : "no");
+		cJSON *patch = cJSON_CreateObject();
+		cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+		cJSON_AddStringToObject(ann, HANDOVER_ANN_ORPHANED_BY, record);
+		int parsed = step ? handover_step_parse(step) : -1;
+		handover_decision_t d = {
+			.act = HANDOVER_ACT_PATCH,
+			.patch = cJSON_PrintUnformatted(patch),
+			.from = parsed < 0 ? HANDOVER_LEGACY : (handover_step_t)parsed,
+			.reason = "OrphanedByForcedDelete",
+			.warning = true,
+			.message = xasprintf("%s: plan %s was force-deleted while it held the node; drashift's records are "
+					     "kept and %s added; release the node as docs/operations.md says",
+					     names[i], po->meta.name, HANDOVER_ANN_ORPHANED_BY),
+		};
+		d.to = d.from;
+		cJSON_Delete(patch);
+		plan_execute(pc, po, node, &d);
+		handover_decision_free(&d);
+		free(record);
+	}
+	if (marked) {
+		log_warn("force-deleted: the plan lets its nodes go as they are", "plan", po->meta.name);
+		plan_write_finalizers(pc, po, plan_finalizers_with(po, false), "removing the finalizer (forced)");
+	}
+}
+
+/*
+ * A deleted plan holding nodes: bring each to rest (handover_release), then
+ * drop the finalizer. Status, the Deleting condition and Events say what
+ * deletion waits for.
+ */
+static void plan_release_deleting(plan_controller_t *pc, const plan_object_t *po, uint64_t *requeue_ms)
+{
+	size_t n;
+	char **names = plan_names(node_owners_nodes(&pc->owners, po->meta.name), &n);
+	int64_t now = plan_now_ms();
+	if (n == 0) {
+		log_info("deleted plan holds no node: letting it go", "plan", po->meta.name);
+		plan_write_finalizers(pc, po, plan_finalizers_with(po, false), "removing the finalizer");
+	} else if (po->force_delete) {
+		plan_force_release(pc, po, names, n, now);
+	} else {
+		char now_s[32];
+		plan_format_time(now, now_s, sizeof(now_s));
+		cJSON *st = cJSON_IsObject(po->status) ? cJSON_Duplicate(po->status, true) : cJSON_CreateObject();
+		cJSON_DeleteItemFromObjectCaseSensitive(st, "handovers");
+		cJSON *waiting = cJSON_AddArrayToObject(st, "handovers");
+		char *msg;
+		if (po->valid) {
+			const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+			for (size_t i = 0; i < n; i++) {
+				const projection_node_t *node = store_get(nodes, NULL, names[i]);
+				if (node)
+					plan_release_node(pc, po, node, NULL, now, requeue_ms, waiting);
+			}
+			msg = xasprintf("deletion waits for %zu node(s) to be released (see status.handovers and the nodes' "
+					"Events); to delete now, annotate the plan %s=true",
+					n, PLAN_ANN_FORCE_DELETE);
+		} else {
+			msg = xasprintf("the spec is invalid (%s): drashift cannot release the plan's %zu node(s); fix the "
+					"spec, or annotate the plan %s=true to delete it now",
+					po->invalid_reason, n, PLAN_ANN_FORCE_DELETE);
+		}
+		/* The Deleting condition replaces its old self; the others stay as they were. */
+		cJSON *conds = cJSON_CreateArray();
+		const cJSON *c;
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(po->status, "conditions"))
+		{
+			const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+			if (!cJSON_IsString(type) || strcmp(type->valuestring, "Deleting") != 0)
+				cJSON_AddItemToArray(conds, cJSON_Duplicate(c, true));
+		}
+		plan_condition(conds, po->status, "Deleting", true, "ReleasingNodes", msg, po->generation, now_s);
+		cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
+		cJSON_AddItemToObject(st, "conditions", conds);
+		if (!pc->dry_run && !(po->status && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(po->status, "handovers"),
+								   waiting, true))) {
+			events_object_ref_t ref = { .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
+						    .name = po->meta.name, .uid = po->meta.uid };
+			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
+		}
+		free(msg);
+		plan_write_status(pc, po, st);
+	}
+	plan_names_free(names, n);
+}
+
+/*
+ * Orphans: nodes whose records name no plan the cache holds (left by an
+ * older drashift, a forced delete, or a plan deleted without drashift's
+ * finalizer). Counted on /metrics and reported once each in an Event on the
+ * node; never adopted.
+ */
+static void plan_report_orphans(plan_controller_t *pc)
+{
+	static char reported; /* the value of orphans_reported entries */
+	if (!cache_synced(pc->cache))
+		return;
+	bool tell = plan_may_write(pc) && !pc->dry_run;
+	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	strmap_t now_orphans = STRMAP_INIT;
+	size_t it = 0;
+	const char *plan;
+	void *set;
+	while (strmap_next(&pc->owners.by_plan, &it, &plan, &set)) {
+		if (plan[0] != '\0' && store_get(plans, NULL, plan) != NULL)
+			continue;
+		size_t nit = 0;
+		const char *name;
+		while (strmap_next(set, &nit, &name, NULL)) {
+			strmap_put(&now_orphans, name, &reported);
+			const projection_node_t *node = store_get(nodes, NULL, name);
+			if (!tell || node == NULL || strmap_get(&pc->orphans_reported, name))
+				continue;
+			const char *step = plan_node_annotation(node, HANDOVER_ANN_STEP);
+			log_warn("orphaned node: its records name no plan; left alone", "node", name, "plan", plan, "step",
+				 step ? step : "");
+			events_object_ref_t ref = { .api_version = "v1", .kind = "Node", .name = name, .uid = node->meta.uid };
+			events_emit(pc->events, &ref, "Warning", "OrphanedNode", "Release",
+				    "%s carries drashift's handover records (plan %s, step %s) but no such MigrationPlan "
+				    "exists; drashift does not touch it: release it as docs/operations.md says (\"Deleting a "
+				    "plan, and nodes that leave it\")",
+				    name, plan[0] ? plan : "(none)", step ? step : "(none)");
+			strmap_put(&pc->orphans_reported, name, &reported);
+		}
+	}
+	size_t n;
+	char **was = plan_names(&pc->orphans_reported, &n);
+	for (size_t i = 0; i < n; i++)
+		if (strmap_get(&now_orphans, was[i]) == NULL)
+			strmap_remove(&pc->orphans_reported, was[i]);
+	plan_names_free(was, n);
+	if (pc->m_orphans)
+		metrics_gauge_set(pc->m_orphans, (double)strmap_size(&now_orphans), NULL);
+	strmap_clear(&now_orphans, NULL);
+}
+
 static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
 {
 	const plan_object_t *po = store_get(cache_store(pc->cache, CACHE_PLANS), NULL, name);
@@ -659,6 +1071,9 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		plan_metrics_forget(pc, name);
 		plan_switch_forget(&pc->param, name);
 		plan_switch_forget(&pc->taint, name);
+		/* Its finalizer holds it until the nodes it holds are released. */
+		if (po && po->releases_nodes)
+			plan_release_deleting(pc, po, requeue_ms);
 		return;
 	}
 	if (!po->valid) {
@@ -746,7 +1161,8 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			acknowledged_ms = now;
 	}
 	for (size_t i = 0; i < plan->n_pools; i++) {
-		qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
+		if (runs[i].n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
+			qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
 		runs[i].ads = xcalloc(runs[i].n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < runs[i].n; m++)
 			plan_ads(pc, plan, runs[i].members[m].node, &runs[i].ads[m]);
@@ -830,6 +1246,13 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			*requeue_ms = run->out.requeue_ms;
 	}
 
+	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
+	bool holds = plan_holds_nodes(pc, po, runs);
+	if (holds && !plan_ready_to_hold(pc, po))
+		record_changed = true;
+	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
+	bool finalizer_first = holds && !po->releases_nodes && !pc->dry_run;
+
 	/* Act on nodes only when the pools' records are what the status says (restart safety). */
 	size_t refused = 0, failed_nodes = 0;
 	cJSON *handovers = cJSON_CreateArray();
@@ -838,19 +1261,9 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 		failed_nodes += run->out.n_failed;
 		for (size_t m = 0; m < run->n; m++) {
 			const pool_member_t *mem = &run->members[m];
-			if (mem->state.step != HANDOVER_LEGACY && mem->state.step != HANDOVER_DRA) {
-				cJSON *h = cJSON_CreateObject();
-				cJSON_AddStringToObject(h, "node", mem->node->meta.name);
-				cJSON_AddStringToObject(h, "pool", plan->pools[i].name);
-				cJSON_AddStringToObject(h, "direction", mem->state.direction == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
-				cJSON_AddStringToObject(h, "step", handover_step_name(mem->state.step));
-				char since[32];
-				plan_format_time(mem->state.since_ms, since, sizeof(since));
-				cJSON_AddStringToObject(h, "since", since);
-				if (mem->state.failure)
-					cJSON_AddStringToObject(h, "message", mem->state.failure);
-				cJSON_AddItemToArray(handovers, h);
-			}
+			if (mem->state.step != HANDOVER_LEGACY && mem->state.step != HANDOVER_DRA)
+				plan_handover_entry(handovers, mem->node->meta.name, &mem->state, plan->pools[i].name,
+						    mem->state.failure);
 			if (record_changed)
 				continue;
 			handover_usage_t use;
@@ -869,6 +1282,8 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			free(evictable);
 		}
 	}
+
+	plan_release_strays(pc, po, record_changed, now, requeue_ms, handovers);
 
 	/* The status: what each pool is doing, and the plan's conditions. */
 	cJSON *st = cJSON_CreateObject();
@@ -977,6 +1392,7 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	snprintf(buf, sizeof(buf), "%zu/%zu", nodes_dra, nodes_total);
 	cJSON_AddStringToObject(st, "nodesOnDRA", buf);
 	cJSON_AddBoolToObject(st, "frozen", frozen);
+	cJSON_AddBoolToObject(st, "holdsNodes", holds);
 	cJSON_AddItemToObject(st, "handovers", handovers);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	bool ready = pools_dra == plan->n_pools;
@@ -1031,7 +1447,10 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 	free(degraded_msg);
 	plan_condition(conds, po->status, "Invalid", false, "SpecValid", "the spec is valid", po->generation, now_s);
 	cJSON_Delete(conflicts);
-	plan_write_status(pc, po, st);
+	if (finalizer_first)
+		cJSON_Delete(st);
+	else
+		plan_write_status(pc, po, st);
 	if (breach_id && !record_changed)
 		plan_assert_freeze(pc, po, breach, frozen);
 
@@ -1169,6 +1588,20 @@ void plan_controller_poke(plan_controller_t *pc)
 		plan_controller_schedule(pc);
 }
 
+static void plan_on_orphan_timer(uv_timer_t *t)
+{
+	plan_report_orphans(t->data);
+}
+
+/*
+ * Count orphans on the next turn of the loop: a cache change arrives inside
+ * an HTTP callback, where the Event an orphan gets cannot be sent.
+ */
+static void plan_orphans_soon(plan_controller_t *pc)
+{
+	uv_timer_start(&pc->orphan_timer, plan_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
+}
+
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
 				       bool dry_run)
 {
@@ -1185,9 +1618,23 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
+	node_owners_init(&pc->owners);
+	pc->finalizer_sent = (strmap_t)STRMAP_INIT;
+	pc->orphans_reported = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
+	uv_timer_init(loop, &pc->orphan_timer);
+	pc->orphan_timer.data = pc;
+	uv_timer_start(&pc->orphan_timer, plan_on_orphan_timer, PLAN_ORPHAN_CHECK_MS, PLAN_ORPHAN_CHECK_MS);
 	return pc;
+}
+
+/* Queue the plan the node's records name. */
+static void plan_queue_owner(plan_controller_t *pc, const char *node, uint64_t now)
+{
+	const char *plan = node_owners_of(&pc->owners, node);
+	if (plan && plan[0] != '\0')
+		workqueue_add(pc->queue, plan, now);
 }
 
 /* Queue the plans whose pools select the node. */
@@ -1209,14 +1656,21 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		const char *name = ((const projection_node_t *)(new ? new : old))->meta.name;
 		uint64_t queued = uv_now(pc->loop);
 		plan_queue_selecting(pc, name, queued);
+		plan_queue_owner(pc, name, queued);
 		pool_index_set_node(&pc->pools, plans, name, new);
+		node_owners_set(&pc->owners, name, new);
 		plan_queue_selecting(pc, name, queued);
+		plan_queue_owner(pc, name, queued);
+		plan_orphans_soon(pc);
 		if (pc->in_flight == 0)
 			plan_controller_schedule(pc);
 		return;
 	}
 	if (kind == CACHE_PLANS) {
 		pool_index_plan_changed(&pc->pools, plans, cache_store(pc->cache, CACHE_NODES), old, new);
+		if (new == NULL)
+			free(strmap_remove(&pc->finalizer_sent, ((const plan_object_t *)old)->meta.name));
+		plan_orphans_soon(pc);
 	} else if (kind == CACHE_CLAIMS) {
 		const projection_claim_t *gone = old;
 		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);
@@ -1244,6 +1698,9 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->metric_pools, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, plan_status_expectation_free);
+	node_owners_free(&pc->owners);
+	strmap_clear(&pc->finalizer_sent, free);
+	strmap_clear(&pc->orphans_reported, NULL);
 	free(pc);
 	if (done)
 		done(data);
@@ -1264,6 +1721,8 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	pc->closing = true;
 	pc->closed = done;
 	pc->closed_data = data;
+	/* Closed before the drain closes the main timer, whose callback frees pc. */
+	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
 	uv_timer_stop(&pc->timer);
 	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
 }

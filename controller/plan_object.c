@@ -30,6 +30,19 @@ static int plan_object_decode(const cJSON *obj, void *out, char *err, size_t err
 	p->meta.uid = plan_object_string(md, "uid");
 	p->meta.resource_version = plan_object_string(md, "resourceVersion");
 	p->meta.deleting = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") != NULL;
+	const cJSON *finalizers = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
+	const cJSON *f;
+	if (cJSON_IsArray(finalizers)) {
+		p->finalizers = cJSON_Duplicate(finalizers, true);
+		cJSON_ArrayForEach(f, finalizers)
+		{
+			if (cJSON_IsString(f) && strcmp(f->valuestring, PLAN_FINALIZER) == 0)
+				p->releases_nodes = true;
+		}
+	}
+	const cJSON *force = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(md, "annotations"),
+							      PLAN_ANN_FORCE_DELETE);
+	p->force_delete = cJSON_IsString(force) && strcmp(force->valuestring, "true") == 0;
 	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
 	p->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
 	char why[512];
@@ -54,6 +67,7 @@ static void plan_object_release(void *proj)
 	if (p->valid)
 		plan_free(&p->plan);
 	cJSON_Delete(p->status);
+	cJSON_Delete(p->finalizers);
 }
 
 static size_t plan_object_bytes(const void *proj)

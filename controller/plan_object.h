@@ -20,7 +20,15 @@ typedef struct {
 	char *invalid_reason; /* when !valid: the decoder's one line */
 	plan_t plan;          /* zeroed when !valid */
 	cJSON *status;        /* .status as last written (owned), or NULL */
+	cJSON *finalizers;    /* metadata.finalizers (owned), or NULL */
+	bool releases_nodes;  /* PLAN_FINALIZER is among them */
+	bool force_delete;    /* annotation PLAN_ANN_FORCE_DELETE is "true" */
 } plan_object_t;
+
+/* On every plan that holds nodes: deleting it first releases them. */
+#define PLAN_FINALIZER "drashift.io/release-nodes"
+/* A person's escape hatch: drop the finalizer at once, leaving a record on each node. */
+#define PLAN_ANN_FORCE_DELETE "drashift.io/force-delete"
 
 extern const store_kind_t store_kind_plans;
 

@@ -37,6 +37,28 @@ int handover_step_parse(const char *name)
 	return -1;
 }
 
+const char *handover_step_waits_for(handover_step_t step)
+{
+	switch (step) {
+	case HANDOVER_DRAINING:
+		return "pods using the extended resource to finish";
+	case HANDOVER_PLUGIN_OFF:
+		return "allocatable of the extended resource to drop to 0";
+	case HANDOVER_DRIVER_ON:
+		return "the driver's ResourceSlices for the node to be complete, with the devices the plugin had";
+	case HANDOVER_DRAINING_DRA:
+		return "pods holding DRA claims on the node to finish";
+	case HANDOVER_DRIVER_OFF:
+		return "the driver's ResourceSlices for the node to go";
+	case HANDOVER_PLUGIN_ON:
+		return "the device plugin to advertise the extended resource";
+	case HANDOVER_FAILED:
+		return "a person (the node failed; see its drashift.io/failure annotation)";
+	default:
+		return "nothing (its next step is written now)";
+	}
+}
+
 /* ---- reading the record -------------------------------------------------- */
 
 static const char *handover_annotation(const projection_node_t *node, const char *key)
@@ -81,6 +103,7 @@ void handover_read(const plan_t *plan, const projection_node_t *node, handover_s
 	out->plugin_enabled = plugin && strcmp(plugin, plan->device_plugin_label.enabled) == 0;
 	out->dra_enabled = dra && strcmp(dra, plan->dra_label.enabled) == 0;
 	out->plan = handover_annotation(node, HANDOVER_ANN_PLAN);
+	out->orphaned_by = handover_annotation(node, HANDOVER_ANN_ORPHANED_BY);
 
 	const char *step = handover_annotation(node, HANDOVER_ANN_STEP);
 	if (step == NULL) {
@@ -257,6 +280,26 @@ static void handover_turn(const handover_input_t *in, handover_decision_t *d, ha
 		      false, "%s: %s", in->node->meta.name, why);
 }
 
+static const char *const handover_record_keys[] = {
+	HANDOVER_ANN_PLAN,    HANDOVER_ANN_DIRECTION,       HANDOVER_ANN_STEP,    HANDOVER_ANN_SINCE,
+	HANDOVER_ANN_CORDONED, HANDOVER_ANN_LEGACY_DEVICES, HANDOVER_ANN_FAILURE, HANDOVER_ANN_ORPHANED_BY,
+};
+
+/* Remove every record drashift keeps on a node. */
+static void handover_patch_forget(handover_patch_t *p)
+{
+	for (size_t i = 0; i < sizeof(handover_record_keys) / sizeof(handover_record_keys[0]); i++)
+		handover_patch_annotation(p, handover_record_keys[i], NULL);
+}
+
+bool handover_has_record(const projection_node_t *node)
+{
+	for (size_t i = 0; i < sizeof(handover_record_keys) / sizeof(handover_record_keys[0]); i++)
+		if (handover_annotation(node, handover_record_keys[i]))
+			return true;
+	return false;
+}
+
 /* The end of a handover: uncordon only a cordon that was ours (invariant 4). */
 static void handover_finish(const handover_input_t *in, handover_decision_t *d, handover_step_t to)
 {
@@ -266,11 +309,7 @@ static void handover_finish(const handover_input_t *in, handover_decision_t *d, 
 		handover_patch_unschedulable(&p, false);
 	if (to == HANDOVER_LEGACY) {
 		/* Back where it started: leave no trace but the labels it found. */
-		const char *keys[] = { HANDOVER_ANN_PLAN, HANDOVER_ANN_DIRECTION, HANDOVER_ANN_STEP,
-				       HANDOVER_ANN_SINCE, HANDOVER_ANN_CORDONED, HANDOVER_ANN_LEGACY_DEVICES,
-				       HANDOVER_ANN_FAILURE };
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			handover_patch_annotation(&p, keys[i], NULL);
+		handover_patch_forget(&p);
 	} else {
 		handover_patch_step(&p, to, in->now_ms);
 		handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, NULL);
@@ -337,6 +376,13 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 	}
 	if (st->plan && strcmp(st->plan, in->plan->name) != 0) {
 		handover_refuse(d, "OwnedByAnotherPlan", "%s is being handed over by plan %s", node, st->plan);
+		return;
+	}
+	if (st->orphaned_by) {
+		handover_refuse(d, "OrphanedNode",
+				"%s carries %s=%s: its plan was force-deleted mid-handover; drashift adopts nothing: "
+				"bring the node to rest and remove drashift's annotations (docs/operations.md, \"Deleting a plan, and nodes that leave it\")",
+				node, HANDOVER_ANN_ORPHANED_BY, st->orphaned_by);
 		return;
 	}
 	if (st->plugin_enabled && st->dra_enabled) {
@@ -520,6 +566,50 @@ fight:
 			node, handover_step_name(st->step), in->plan->device_plugin_label.key,
 			st->plugin_enabled ? in->plan->device_plugin_label.enabled : "(not enabled)",
 			in->plan->dra_label.key, st->dra_enabled ? in->plan->dra_label.enabled : "(not enabled)");
+}
+
+/* ---- letting a node go ----------------------------------------------------- */
+
+handover_goal_t handover_release_goal(const handover_state_t *st)
+{
+	switch (st->step) {
+	case HANDOVER_LEGACY:
+	case HANDOVER_DRA:
+		return HANDOVER_GOAL_STAY;
+	case HANDOVER_DRIVER_ON:
+	case HANDOVER_VERIFIED:
+		return st->direction == HANDOVER_TO_DRA ? HANDOVER_GOAL_DRA : HANDOVER_GOAL_LEGACY;
+	default:
+		return HANDOVER_GOAL_LEGACY;
+	}
+}
+
+void handover_release(const handover_input_t *in, handover_decision_t *d)
+{
+	const handover_state_t *st = in->state;
+	bool settled = st->step == HANDOVER_LEGACY || st->step == HANDOVER_DRA;
+	if (st->bad_record || (st->plan && strcmp(st->plan, in->plan->name) != 0) || st->orphaned_by || !settled) {
+		handover_input_t walk = *in;
+		walk.goal = handover_release_goal(st);
+		handover_decide(&walk, d);
+		return;
+	}
+	*d = (handover_decision_t){ .act = HANDOVER_ACT_NONE, .from = st->step, .to = st->step };
+	if (!handover_has_record(in->node))
+		return;
+	if (st->plugin_enabled && st->dra_enabled) {
+		handover_decide(in, d); /* reported as a fight, records kept for the person who sorts it out */
+		return;
+	}
+	handover_patch_t p;
+	handover_patch_init(&p);
+	if (st->cordoned_by_us)
+		handover_patch_unschedulable(&p, false);
+	handover_patch_forget(&p);
+	handover_emit(d, &p, st->step, HANDOVER_LEGACY, "NodeReleased", false,
+		      "%s: released by plan %s: %s owns the node, drashift's records removed%s", in->node->meta.name,
+		      in->plan->name, st->step == HANDOVER_DRA ? "the DRA driver" : "the device plugin",
+		      st->cordoned_by_us ? "; uncordoned" : "");
 }
 
 void handover_decision_free(handover_decision_t *d)

@@ -36,6 +36,8 @@
 #define HANDOVER_ANN_CORDONED "drashift.io/cordoned-by-drashift"
 #define HANDOVER_ANN_LEGACY_DEVICES "drashift.io/legacy-devices"
 #define HANDOVER_ANN_FAILURE "drashift.io/failure"
+/* Left by a forced delete of the plan: who let the node go, when, at which step. */
+#define HANDOVER_ANN_ORPHANED_BY "drashift.io/orphaned-by"
 
 typedef enum {
 	HANDOVER_LEGACY,      /* the device plugin owns the node; no handover recorded */
@@ -74,6 +76,7 @@ typedef struct {
 	bool cordoned_by_us;
 	int64_t legacy_devices;    /* -1 when not recorded */
 	const char *failure;       /* why the node failed, when it did */
+	const char *orphaned_by;   /* HANDOVER_ANN_ORPHANED_BY: a forced delete let the node go; adopt nothing */
 	bool plugin_enabled;       /* device-plugin label has its enabled value */
 	bool dra_enabled;          /* DRA label has its enabled value */
 	bool bad_record;           /* annotations present but unreadable: act on nothing */
@@ -139,5 +142,26 @@ typedef struct {
 /* Decide the next action for one node. Free the decision with handover_decision_free. */
 void handover_decide(const handover_input_t *in, handover_decision_t *out);
 void handover_decision_free(handover_decision_t *d);
+
+/*
+ * Letting a node go: its plan is being deleted, or the node left the plan's
+ * pools (selector edit, relabel, pool removed). The node is brought to rest
+ * first, then drashift's records go:
+ *   - towards DRA before the DRA label is on (draining, plugin-off): walk
+ *     back to the device plugin, as a rollback does;
+ *   - towards DRA with the DRA label on (driver-on, verified: past the point
+ *     of no return): finish on DRA;
+ *   - towards legacy (a rollback under way): finish the rollback;
+ *   - failed: roll back from its current labels, as a rollback of a failed node;
+ *   - settled (dra, or legacy with stray records): remove the records, touch nothing else.
+ * Never evicts; uncordons only a cordon drashift recorded as its own.
+ */
+handover_goal_t handover_release_goal(const handover_state_t *state);
+/* The next action of a release (in->goal is ignored). HANDOVER_ACT_NONE with no requeue: nothing left to do. */
+void handover_release(const handover_input_t *in, handover_decision_t *out);
+/* What a node at step waits for, in words ("pods holding DRA claims on the node to finish"). */
+const char *handover_step_waits_for(handover_step_t step);
+/* Whether the node carries any of drashift's handover annotations. */
+bool handover_has_record(const projection_node_t *node);
 
 #endif

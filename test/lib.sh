@@ -93,11 +93,19 @@ create_namespace() {
 
 # ---- the operator and the fleet, for end-to-end tests ----
 
+# The MigrationPlan CRD is Established. kubectl wait fails at once ("accessor
+# error") when it reads the CRD before the API server has set any condition:
+# asked again until it succeeds.
+crd_established() {
+	wait_for 60 "the MigrationPlan CRD to be established" \
+		kubectl wait --for=condition=Established --timeout=5s crd/migrationplans.drashift.io
+}
+
 # Install the CRD and the manifests' namespace, ServiceAccount and RBAC, as a
 # platform engineer would (the Deployment itself needs a kubelet).
 install_drashift() {
 	kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
-	kubectl wait --for=condition=Established crd/migrationplans.drashift.io --timeout=60s >/dev/null
+	crd_established
 	kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" -f "$DRASHIFT_ROOT/manifests/serviceaccount.yaml" \
 		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" >/dev/null
 	# A kubeconfig with the ServiceAccount's own token: the operator runs with exactly the RBAC it ships.
@@ -157,21 +165,41 @@ spec:
 EOF_CLAIM
 }
 
+# gpu_template NAMESPACE NAME: a ResourceClaimTemplate for one gpu.example.com device.
+gpu_template() {
+	kubectl -n "$1" apply -f - >/dev/null <<EOF_TEMPLATE
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: $2}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+EOF_TEMPLATE
+}
+
+# dra_pod NAMESPACE NAME POOL DURATION: a pod pinned to POOL holding a claim
+# for one gpu.example.com device, running DURATION in the simulator.
+dra_pod() {
+	gpu_template "$1" one-gpu
+	kubectl -n "$1" create -f - >/dev/null <<EOF_POD
+apiVersion: v1
+kind: Pod
+metadata: {name: $2, annotations: {fleetsim/duration: $4}}
+spec:
+  nodeSelector: {drashift.io/pool: $3}
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: main, image: registry.invalid/$2, resources: {claims: [{name: gpu}]}}]
+EOF_POD
+}
+
 # dra_load NAMESPACE POOL N [DURATION]: N pods pinned to POOL, each with a
 # claim from a template for the gpu.example.com class, running DURATION
 # (default 2s) in the simulator. The scheduler can only place them on the
 # pool's DRA nodes (the canary): they are the samples its SLO gate judges.
 dra_load() {
 	local ns=$1 pool=$2 n=$3 duration=${4:-2s} i
-	kubectl -n "$ns" apply -f - >/dev/null <<EOF_TEMPLATE
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: load-gpu}
-spec:
-  spec:
-    devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
-EOF_TEMPLATE
+	gpu_template "$ns" load-gpu
 	for i in $(seq "$n"); do
 		kubectl -n "$ns" create -f - >/dev/null <<EOF_POD
 apiVersion: v1

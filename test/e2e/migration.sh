@@ -74,23 +74,7 @@ log "step 1: both pools on DRA, pause held the bake"
 
 # ---- 2. rollback of pool b while a DRA pod runs there ----
 create_namespace team-b
-kubectl -n team-b apply -f - >/dev/null <<'EOF_POD'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: one-gpu}
-spec:
-  spec:
-    devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer, annotations: {fleetsim/duration: 25s}}
-spec:
-  nodeSelector: {drashift.io/pool: b}
-  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-  containers: [{name: main, image: registry.invalid/trainer, resources: {claims: [{name: gpu}]}}]
-EOF_POD
+dra_pod team-b trainer b 25s
 running() { [ "$(kubectl -n team-b get pod trainer -o jsonpath='{.status.phase}')" = Running ]; }
 wait_for 60 "the DRA pod to run" running
 busy=$(kubectl -n team-b get pod trainer -o jsonpath='{.spec.nodeName}')

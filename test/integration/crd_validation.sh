@@ -11,7 +11,7 @@ CRD="$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml"
 EXAMPLES="$DRASHIFT_ROOT/manifests/examples"
 
 kubectl apply -f "$CRD" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/migrationplans.drashift.io >/dev/null
+crd_established
 # Established is set before every API server handler serves the new type.
 wait_for 30 "the migrationplans API to be served" kubectl get migrationplans
 expect_eq "$(kubectl get crd migrationplans.drashift.io -o jsonpath='{.spec.names.shortNames[0]} {.spec.scope} {.spec.versions[0].name}')" \
@@ -230,6 +230,46 @@ out=$(kubectl patch mp minimal --type=json -p '[{"op":"replace","path":"/spec/po
 	fail "an update to a negative bakeTime was admitted: $out"
 expect_contains "$out" "must not be negative" "rejected update"
 expect_eq "$(mp_field minimal '.spec.pools[0].bakeTime')" 10m "bakeTime after the rejected update"
+
+# ---- what a plan is cannot change while it holds nodes ----
+# Before drashift records status.holdsNodes, the identity may change.
+kubectl patch mp minimal --type=merge -p '{"spec":{"driver":"gpu2.example.com"}}' >/dev/null ||
+	fail "a driver change on a plan that holds no node was refused"
+kubectl patch mp minimal --type=merge -p '{"spec":{"driver":"gpu.example.com"}}' >/dev/null
+kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"holdsNodes":true}}' >/dev/null
+# immutable PATCH FIELD: the change is refused, says what to do instead, and the field keeps its value.
+immutable() {
+	local patch=$1 field=$2 before out
+	before=$(mp_field minimal ".spec.$field")
+	out=$(kubectl patch mp minimal --type=merge -p "$patch" 2>&1) && fail "$field changed on a plan that holds nodes: $out"
+	expect_contains "$out" "spec.$field" "refused $field change (field)"
+	expect_contains "$out" "cannot change while the plan holds nodes" "refused $field change (message)"
+	expect_contains "$out" "Roll the plan back" "refused $field change (what to do)"
+	expect_eq "$(mp_field minimal ".spec.$field")" "$before" "$field after the refused change"
+	log "refused $field change: $(printf '%s\n' "$out" | grep -m 1 -o 'spec.[a-zA-Z]*: Forbidden.*holds nodes')"
+}
+immutable '{"spec":{"driver":"gpu2.example.com"}}' driver
+immutable '{"spec":{"extendedResource":"example.com/gpu2"}}' extendedResource
+immutable '{"spec":{"deviceClassNames":["gpu.example.com","gpu2.example.com"]}}' deviceClassNames
+immutable '{"spec":{"ownership":{"draDriver":{"key":"example.com/dra"}}}}' ownership
+immutable '{"spec":{"ownership":{"devicePlugin":{"enabled":"on"}}}}' ownership
+# Everything else still changes, and a write to the main resource cannot clear the marker.
+kubectl patch mp minimal --type=merge -p '{"spec":{"paused":true}}' >/dev/null || fail "pausing a plan that holds nodes was refused"
+kubectl patch mp minimal --type=merge -p '{"status":{"holdsNodes":false},"spec":{"driver":"gpu2.example.com"}}' >/dev/null 2>&1 &&
+	fail "the driver changed by clearing status.holdsNodes through the main resource"
+# Once drashift records that the plan holds nothing (rolled back), the identity may change again.
+kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"holdsNodes":false}}' >/dev/null
+kubectl patch mp minimal --type=merge -p '{"spec":{"driver":"gpu2.example.com"}}' >/dev/null ||
+	fail "a driver change after holdsNodes went false was refused"
+# A pool's selector cannot change while nodes of the pool are in handover.
+kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"pools":[{"name":"a","nodes":{"inHandover":1}}]}}' >/dev/null
+out=$(kubectl patch mp minimal --type=merge -p '{"spec":{"pools":[{"name":"a","nodeSelector":{"matchLabels":{"drashift.io/pool":"z"}}}]}}' 2>&1) &&
+	fail "a pool's selector changed while its nodes are in handover: $out"
+expect_contains "$out" "nodeSelector cannot change while nodes of the pool are in handover" "refused selector change"
+expect_eq "$(mp_field minimal '.spec.pools[0].nodeSelector.matchLabels.drashift\.io/pool')" a "pool a's selector after the refused change"
+kubectl patch mp minimal --subresource=status --type=merge -p '{"status":{"pools":[{"name":"a","nodes":{"inHandover":0}}]}}' >/dev/null
+kubectl patch mp minimal --type=merge -p '{"spec":{"pools":[{"name":"a","nodeSelector":{"matchLabels":{"drashift.io/pool":"z"}}}]}}' >/dev/null ||
+	fail "a selector change with no node in handover was refused"
 
 # ---- status: what the controller writes, through the subresource only ----
 kubectl patch mp gpu-migration --subresource=status --type=merge -p '{"status":{

@@ -21,7 +21,7 @@ case $out in
 *Warning*) fail "kubectl apply -k manifests/ warned: $out" ;;
 esac
 log "applied manifests/: $(printf '%s\n' "$out" | wc -l) objects"
-kubectl wait --for=condition=Established --timeout=60s crd/migrationplans.drashift.io >/dev/null
+crd_established
 
 expect_eq "$(kubectl get namespace $NS -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" \
 	restricted "Pod Security level enforced in $NS"

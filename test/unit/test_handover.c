@@ -82,13 +82,22 @@ typedef struct {
 	handover_goal_t goal;
 } world_t;
 
-static void decide(const node_t *n, const world_t *w, handover_decision_t *d)
+/* The next action for the node: handover_decide, or handover_release when the plan lets it go. */
+static void decide_as(const node_t *n, const world_t *w, handover_decision_t *d, bool release)
 {
 	handover_state_t st;
 	handover_read(&plan, &n->node, &st);
 	handover_input_t in = { .plan = &plan, .pool = &pool, .node = &n->node, .state = &st, .usage = &w->usage,
 				.ads = &w->ads, .goal = w->goal, .now_ms = NOW_MS };
-	handover_decide(&in, d);
+	if (release)
+		handover_release(&in, d);
+	else
+		handover_decide(&in, d);
+}
+
+static void decide(const node_t *n, const world_t *w, handover_decision_t *d)
+{
+	decide_as(n, w, d, false);
 }
 
 /* What a patch does to the ownership labels and the cordon: -1 untouched, 0/1 the new value. */
@@ -125,9 +134,9 @@ static effect_t effect_of(const char *patch)
 
 /* ---- invariants over every combination ------------------------------------ */
 
-static void test_invariants_hold_in_every_state(void **state)
+/* Every combination through handover_decide (release false) or handover_release. */
+static void sweep(bool release)
 {
-	(void)state;
 	size_t cases = 0, patches = 0;
 	for (int step = 0; step < HANDOVER_STEPS; step++)
 	for (int dir = 0; dir < 2; dir++)
@@ -152,8 +161,11 @@ static void test_invariants_hold_in_every_state(void **state)
 			.goal = (handover_goal_t)goal,
 		};
 		handover_decision_t d;
-		decide(&n, &w, &d);
+		decide_as(&n, &w, &d, release);
 		cases++;
+		/* 2. Letting a node go never evicts. */
+		if (release && d.act == HANDOVER_ACT_EVICT)
+			fail_msg("release evicts at step %s", handover_step_name(step));
 		if (d.act == HANDOVER_ACT_PATCH) {
 			patches++;
 			effect_t e = effect_of(d.patch);
@@ -188,6 +200,21 @@ static void test_invariants_hold_in_every_state(void **state)
 	}
 	print_message("%zu states, %zu led to a patch\n", cases, patches);
 	assert_true(patches > 1000);
+}
+
+static void test_invariants_hold_in_every_state(void **state)
+{
+	(void)state;
+	sweep(false);
+}
+
+static void test_release_keeps_the_invariants_in_every_state(void **state)
+{
+	(void)state;
+	plan_pool_t saved = pool;
+	pool.drain_policy = PLAN_DRAIN_EVICT; /* even a plan that said Evict: a release does not */
+	sweep(true);
+	pool = saved;
 }
 
 /* ---- transitions ------------------------------------------------------------ */
@@ -266,15 +293,51 @@ static const row_t rows[] = {
 	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "draining-dra", -1, -1, -1 },
 };
 
-static void test_transitions(void **state)
+/*
+ * Letting a node go (plan deleted, node left its pools): the goal is
+ * ignored; towards DRA before the DRA label is on it walks back, after it
+ * finishes; a rollback under way finishes; settled nodes only lose the record.
+ */
+static const row_t release_rows[] = {
+	{ "draining with a gpu pod: walk back at once, uncordon, forget", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE,
+	  { .usage = { .plugin_users = 1 }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "-", -1, -1, 0 },
+	{ "draining, cordoned before drashift: the cordon stays", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, false, MINUTE,
+	  { .ads = ADS_LEGACY }, HANDOVER_ACT_PATCH, "-", -1, -1, -1 },
+	{ "plugin-off: plugin label back on", HANDOVER_PLUGIN_OFF, HANDOVER_TO_DRA, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_NONE, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "plugin-on", 1, -1, -1 },
+	{ "driver-on, slices complete: past the point of no return, finish on DRA", HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "verified", -1, -1, -1 },
+	{ "driver-on, slices incomplete: wait", HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = { .slices_present = true, .slice_devices = 8 } }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "verified: finish on DRA, uncordon", HANDOVER_VERIFIED, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "dra", -1, -1, 0 },
+	{ "on DRA: only the record goes", HANDOVER_DRA, HANDOVER_TO_DRA, 0, 1, false, false, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "-", -1, -1, -1 },
+	{ "rollback under way, claims held, plan said Evict: wait, never evict", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
+	  { .usage = { .driver_users = 1, .evictable = (const char *const[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA },
+	  HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "rollback under way, claims released: DRA label off", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "driver-off", -1, 0, -1 },
+	{ "driver-off, slices gone: plugin label on", HANDOVER_DRIVER_OFF, HANDOVER_TO_LEGACY, 0, 0, true, true, MINUTE,
+	  { .ads = ADS_NONE }, HANDOVER_ACT_PATCH, "plugin-on", 1, -1, -1 },
+	{ "verified-legacy: uncordon, forget", HANDOVER_VERIFIED_LEGACY, HANDOVER_TO_LEGACY, 1, 0, true, true, MINUTE,
+	  { .ads = ADS_LEGACY }, HANDOVER_ACT_PATCH, "-", -1, -1, 0 },
+	{ "failed with the DRA label on: roll back from its labels", HANDOVER_FAILED, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "draining-dra", -1, -1, -1 },
+	{ "legacy without a record: nothing", HANDOVER_LEGACY, 0, 1, 0, false, false, 0,
+	  { .ads = ADS_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	{ "both labels on: refuse, keep the record", HANDOVER_DRA, HANDOVER_TO_DRA, 1, 1, false, false, MINUTE,
+	  { .ads = ADS_DRA }, HANDOVER_ACT_REFUSE, NULL, -1, -1, -1 },
+};
+
+static void run_rows(const row_t *table, size_t n_rows, bool release)
 {
-	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		const row_t *r = &rows[i];
+	for (size_t i = 0; i < n_rows; i++) {
+		const row_t *r = &table[i];
 		node_t n;
 		make_node(&n, r->step, r->dir, r->plugin, r->dra, r->unschedulable, r->ours, r->age_ms);
 		handover_decision_t d;
-		decide(&n, &r->w, &d);
+		decide_as(&n, &r->w, &d, release);
 		if (d.act != r->act)
 			fail_msg("row '%s': act %d, want %d (%s)", r->name, d.act, r->act, d.message ? d.message : "");
 		if (d.act == HANDOVER_ACT_PATCH) {
@@ -292,6 +355,48 @@ static void test_transitions(void **state)
 		}
 		handover_decision_free(&d);
 	}
+}
+
+static void test_transitions(void **state)
+{
+	(void)state;
+	run_rows(rows, sizeof(rows) / sizeof(rows[0]), false);
+}
+
+static void test_release_transitions(void **state)
+{
+	(void)state;
+	run_rows(release_rows, sizeof(release_rows) / sizeof(release_rows[0]), true);
+}
+
+/* A node another plan holds, or one a forced delete left behind, is never taken. */
+static void test_release_and_adoption_refused(void **state)
+{
+	(void)state;
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	handover_decision_t d;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.ann[0].value = "other";
+	decide_as(&n, &w, &d, true);
+	assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+	assert_string_equal(d.reason, "OwnedByAnotherPlan");
+	handover_decision_free(&d);
+
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_ORPHANED_BY, "gpu/uid-1 at 2025-11-29T18:00:00Z: step draining" };
+	for (int release = 0; release < 2; release++) {
+		decide_as(&n, &w, &d, release);
+		assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+		assert_string_equal(d.reason, "OrphanedNode");
+		handover_decision_free(&d);
+	}
+	/* A settled node with a stray orphan record is not adopted either. */
+	make_node(&n, HANDOVER_DRA, HANDOVER_TO_DRA, 0, 1, false, false, MINUTE);
+	n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_ORPHANED_BY, "gpu/uid-1 at 2025-11-29T18:00:00Z: step dra" };
+	decide_as(&n, &w, &d, true);
+	assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+	handover_decision_free(&d);
 }
 
 static void test_start_records_cordon_owner_and_device_count(void **state)
@@ -390,6 +495,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_invariants_hold_in_every_state),
 		cmocka_unit_test(test_transitions),
+		cmocka_unit_test(test_release_keeps_the_invariants_in_every_state),
+		cmocka_unit_test(test_release_transitions),
+		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
