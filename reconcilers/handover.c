@@ -37,6 +37,16 @@ int handover_step_parse(const char *name)
 	return -1;
 }
 
+bool handover_step_settled(handover_step_t step)
+{
+	return step == HANDOVER_LEGACY || step == HANDOVER_DRA;
+}
+
+bool handover_step_in_flight(handover_step_t step)
+{
+	return !handover_step_settled(step) && step != HANDOVER_FAILED;
+}
+
 const char *handover_step_waits_for(handover_step_t step)
 {
 	switch (step) {
@@ -396,8 +406,7 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 
 	/* STAY finishes what is under way in its direction and starts nothing new. */
 	handover_goal_t goal = in->goal;
-	if (goal == HANDOVER_GOAL_STAY && st->step != HANDOVER_LEGACY && st->step != HANDOVER_DRA &&
-	    st->step != HANDOVER_FAILED)
+	if (goal == HANDOVER_GOAL_STAY && handover_step_in_flight(st->step))
 		goal = st->direction == HANDOVER_TO_DRA ? HANDOVER_GOAL_DRA : HANDOVER_GOAL_LEGACY;
 
 	switch (st->step) {
@@ -587,7 +596,7 @@ handover_goal_t handover_release_goal(const handover_state_t *st)
 void handover_release(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;
-	bool settled = st->step == HANDOVER_LEGACY || st->step == HANDOVER_DRA;
+	bool settled = handover_step_settled(st->step);
 	if (st->bad_record || (st->plan && strcmp(st->plan, in->plan->name) != 0) || st->orphaned_by || !settled) {
 		handover_input_t walk = *in;
 		walk.goal = handover_release_goal(st);

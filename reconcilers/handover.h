@@ -57,6 +57,9 @@ typedef enum {
 /* The annotation value of a step ("draining", "plugin-off", ...), and back (-1: unknown). */
 const char *handover_step_name(handover_step_t step);
 int handover_step_parse(const char *name);
+/* Settled: the node rests with one owner (legacy or dra). In flight: neither settled nor failed. */
+bool handover_step_settled(handover_step_t step);
+bool handover_step_in_flight(handover_step_t step);
 
 typedef enum { HANDOVER_TO_DRA, HANDOVER_TO_LEGACY } handover_direction_t;
 

@@ -26,10 +26,6 @@ static bool pool_in_canary(const pool_record_t *rec, const char *node)
 	return false;
 }
 
-static bool pool_in_flight(const handover_state_t *st)
-{
-	return st->step != HANDOVER_LEGACY && st->step != HANDOVER_DRA && st->step != HANDOVER_FAILED;
-}
 
 /*
  * The canary: nodes already past Legacy first (a restart, or a status that
@@ -68,14 +64,14 @@ static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_
 {
 	size_t in_flight = 0;
 	for (size_t i = 0; i < in->n_members; i++)
-		if (pool_in_flight(&in->members[i].state))
+		if (handover_step_in_flight(in->members[i].state.step))
 			in_flight++;
 	size_t slots = (size_t)max_unavailable > in_flight ? (size_t)max_unavailable - in_flight : 0;
 	for (size_t i = 0; i < in->n_members; i++) {
 		const pool_member_t *m = &in->members[i];
 		if (canary_only && !pool_in_canary(&out->record, m->node->meta.name))
 			continue;
-		if (pool_in_flight(&m->state)) {
+		if (handover_step_in_flight(m->state.step)) {
 			out->goals[i] = HANDOVER_GOAL_DRA;
 		} else if (m->state.step == HANDOVER_LEGACY && slots > 0) {
 			out->goals[i] = HANDOVER_GOAL_DRA;
@@ -134,7 +130,7 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		bool started = in_flight > 0;
 		for (size_t i = 0; i < in->n_members; i++) {
 			const handover_state_t *st = &in->members[i].state;
-			if (pool_in_flight(st)) {
+			if (handover_step_in_flight(st->step)) {
 				out->goals[i] = HANDOVER_GOAL_LEGACY;
 			} else if ((st->step == HANDOVER_DRA || st->step == HANDOVER_FAILED) && !started) {
 				out->goals[i] = HANDOVER_GOAL_LEGACY;
