@@ -14,7 +14,9 @@
 #include "node_owners.h"
 #include "plan_object.h"
 #include "pool.h"
+#include "plan_status.h"
 #include "pool_index.h"
+#include "rfc3339.h"
 #include "slo.h"
 #include "slo_tracker.h"
 #include "strmap.h"
@@ -38,7 +40,7 @@
 typedef struct {
 	strmap_t written;
 	strmap_t errors;
-} plan_switch_t;
+} pc_switch_t;
 
 struct plan_controller {
 	uv_loop_t *loop;
@@ -63,7 +65,7 @@ struct plan_controller {
 	 * "frozen:<breach id>" or "lifted:<breach id>") and the DeviceTaintRule
 	 * ("tainted:<breach id>" or "clear").
 	 */
-	plan_switch_t param, taint;
+	pc_switch_t param, taint;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
 	strmap_t metric_pools;
@@ -85,40 +87,35 @@ typedef struct {
 	plan_controller_t *pc;
 	char *node; /* a node patch: its expectation */
 	char *plan; /* a status write: its expectation */
-	plan_switch_t *sw;  /* a freeze switch's write: written again if it fails */
+	pc_switch_t *sw;  /* a freeze switch's write: written again if it fails */
 	char *switch_plan; /* ... for this plan */
 	bool missing_ok;   /* a delete: 404 means done */
 	char *finalizer_plan; /* a finalizer write: sent again after a failure */
 	char *what;
-} plan_write_t;
+} pc_write_t;
 
 static void plan_controller_schedule(plan_controller_t *pc);
 
-static int64_t plan_now_ms(void)
+static int64_t pc_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void plan_format_time(int64_t ms, char *buf, size_t len)
+static void pc_format_time(int64_t ms, char *buf, size_t len)
 {
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rfc3339_format(ms * 1000, 0, buf, len);
 }
 
-static int64_t plan_parse_time(const cJSON *v)
+/* A time the status recorded, in ms; 0 when absent or unreadable. */
+static int64_t pc_parse_time(const cJSON *v)
 {
-	if (!cJSON_IsString(v))
-		return 0;
-	struct tm tm = { 0 };
-	const char *end = strptime(v->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return end && *end == '\0' ? (int64_t)timegm(&tm) * 1000 : 0;
+	int64_t us;
+	return cJSON_IsString(v) && rfc3339_parse(v->valuestring, &us) == 0 ? us / 1000 : 0;
 }
 
-static bool plan_may_write(const plan_controller_t *pc)
+static bool pc_may_write(const plan_controller_t *pc)
 {
 	return pc->leader == NULL || leader_is_leader(pc->leader);
 }
@@ -126,7 +123,7 @@ static bool plan_may_write(const plan_controller_t *pc)
 /* ---- writes -------------------------------------------------------------- */
 
 /* Forget a plan's entries (plan NULL: every plan's). */
-static void plan_switch_forget(plan_switch_t *sw, const char *plan)
+static void pc_switch_forget(pc_switch_t *sw, const char *plan)
 {
 	if (plan == NULL) {
 		strmap_clear(&sw->written, free);
@@ -141,7 +138,7 @@ static void plan_switch_forget(plan_switch_t *sw, const char *plan)
 #define PLAN_FREEZE_RETRY_MS 5000
 
 /* Whether a freeze switch's record says to wait: a failed write's "retry-at:<loop ms>" not yet due. */
-static bool plan_freeze_retry_pending(const plan_controller_t *pc, const char *had)
+static bool pc_freeze_retry_pending(const plan_controller_t *pc, const char *had)
 {
 	const char *prefix = "retry-at:";
 	if (had == NULL || strncmp(had, prefix, strlen(prefix)) != 0)
@@ -149,9 +146,9 @@ static bool plan_freeze_retry_pending(const plan_controller_t *pc, const char *h
 	return uv_now(pc->loop) < strtoull(had + strlen(prefix), NULL, 10);
 }
 
-static void plan_on_write(const kube_http_response_t *resp, void *data)
+static void pc_on_write(const kube_http_response_t *resp, void *data)
 {
-	plan_write_t *w = data;
+	pc_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
@@ -187,16 +184,16 @@ static void plan_on_write(const kube_http_response_t *resp, void *data)
 	plan_controller_poke(pc);
 }
 
-static plan_write_t *plan_write_new(plan_controller_t *pc, const char *node, const char *what)
+static pc_write_t *pc_write_new(plan_controller_t *pc, const char *node, const char *what)
 {
-	plan_write_t *w = xcalloc(1, sizeof(*w));
+	pc_write_t *w = xcalloc(1, sizeof(*w));
 	w->pc = pc;
 	w->node = node ? xstrdup(node) : NULL;
 	w->what = xstrdup(what);
 	return w;
 }
 
-static void plan_node_event(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
+static void pc_node_event(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
 			    const handover_decision_t *d)
 {
 	events_object_ref_t ref = { .api_version = "v1", .kind = "Node", .name = node->meta.name, .uid = node->meta.uid };
@@ -207,7 +204,7 @@ static void plan_node_event(plan_controller_t *pc, const plan_object_t *po, cons
 }
 
 /* Carry out one node decision. Returns true when a write was started. */
-static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
+static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
 			 const handover_decision_t *d)
 {
 	if (d->act == HANDOVER_ACT_NONE)
@@ -216,7 +213,7 @@ static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const p
 		log_warn("node refused", "plan", po->meta.name, "node", node->meta.name, "reason", d->reason, "detail",
 			 d->message);
 		if (!pc->dry_run)
-			plan_node_event(pc, po, node, d);
+			pc_node_event(pc, po, node, d);
 		return false;
 	}
 	if (pc->dry_run) {
@@ -228,12 +225,12 @@ static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const p
 		log_info("node step", "plan", po->meta.name, "node", node->meta.name, "from", handover_step_name(d->from),
 			 "to", handover_step_name(d->to), "reason", d->reason);
 		char *path = kube_path("v1", "nodes", NULL, node->meta.name, NULL);
-		plan_write_t *w = plan_write_new(pc, node->meta.name, "node patch");
+		pc_write_t *w = pc_write_new(pc, node->meta.name, "node patch");
 		/* Expect the record our patch writes: decide again only once the watch shows it. */
 		bool cleared = d->to == HANDOVER_LEGACY;
 		free(strmap_put(&pc->expected, node->meta.name, xstrdup(cleared ? "" : handover_step_name(d->to))));
 		pc->expected_since = uv_now(pc->loop);
-		if (kube_merge_patch(pc->http, path, d->patch, plan_on_write, w) == 0) {
+		if (kube_merge_patch(pc->http, path, d->patch, pc_on_write, w) == 0) {
 			pc->in_flight++;
 		} else {
 			free(strmap_remove(&pc->expected, node->meta.name));
@@ -242,26 +239,26 @@ static bool plan_execute(plan_controller_t *pc, const plan_object_t *po, const p
 			free(w);
 		}
 		free(path);
-		plan_node_event(pc, po, node, d);
+		pc_node_event(pc, po, node, d);
 		return true;
 	}
 	/* HANDOVER_ACT_EVICT */
 	log_info("evicting", "plan", po->meta.name, "node", node->meta.name, "pod", d->evict_name, "namespace", d->evict_ns);
-	plan_write_t *w = plan_write_new(pc, NULL, "eviction");
-	if (kube_evict(pc->http, d->evict_ns, d->evict_name, plan_on_write, w) == 0) {
+	pc_write_t *w = pc_write_new(pc, NULL, "eviction");
+	if (kube_evict(pc->http, d->evict_ns, d->evict_name, pc_on_write, w) == 0) {
 		pc->in_flight++;
 	} else {
 		free(w->what);
 		free(w);
 	}
-	plan_node_event(pc, po, node, d);
+	pc_node_event(pc, po, node, d);
 	return true;
 }
 
 /* ---- the snapshot ------------------------------------------------------- */
 
 /* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
-static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
+static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
 		       const char ***evictable)
 {
 	memset(use, 0, sizeof(*use));
@@ -303,7 +300,7 @@ static void plan_usage(const plan_controller_t *pc, const plan_t *plan, const ch
 }
 
 /* What the node's owners advertise: allocatable, and the driver's slices for the node. */
-static void plan_ads(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node, handover_ads_t *ads)
+static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node, handover_ads_t *ads)
 {
 	memset(ads, 0, sizeof(*ads));
 	ads->allocatable_known =
@@ -335,7 +332,7 @@ static void plan_ads(const plan_controller_t *pc, const plan_t *plan, const proj
 
 /* ---- status --------------------------------------------------------------- */
 
-static void plan_condition(cJSON *conds, const cJSON *old_status, const char *type, bool status, const char *reason,
+static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type, bool status, const char *reason,
 			   const char *message, int64_t generation, const char *now)
 {
 	const char *when = now;
@@ -359,7 +356,7 @@ static void plan_condition(cJSON *conds, const cJSON *old_status, const char *ty
 	cJSON_AddItemToArray(conds, c);
 }
 
-static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status)
+static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status)
 {
 	/* Compare without the times that only move when something else moved. */
 	if (po->status && cJSON_Compare(po->status, status, true)) {
@@ -378,11 +375,11 @@ static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJ
 		return;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
-	plan_write_t *w = plan_write_new(pc, NULL, "plan status");
+	pc_write_t *w = pc_write_new(pc, NULL, "plan status");
 	w->plan = xstrdup(po->meta.name);
 	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
 	pc->expected_since = uv_now(pc->loop);
-	if (kube_merge_patch(pc->http, path, body, plan_on_write, w) == 0)
+	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0)
 		pc->in_flight++;
 	else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
@@ -394,10 +391,10 @@ static void plan_write_status(plan_controller_t *pc, const plan_object_t *po, cJ
 	free(body);
 }
 
-static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po, const char *why)
+static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, const char *why)
 {
-	char now[32];
-	plan_format_time(plan_now_ms(), now, sizeof(now));
+	char now[RFC3339_LEN];
+	pc_format_time(pc_now_ms(), now, sizeof(now));
 	/*
 	 * Keep everything else that was recorded: the pools' records (a fixed
 	 * spec resumes from them) and a breach (an invalid spec lifts no freeze).
@@ -409,9 +406,9 @@ static void plan_status_invalid(plan_controller_t *pc, const plan_object_t *po, 
 	cJSON_AddStringToObject(st, "phase", "Invalid");
 	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-	plan_condition(conds, po->status, "Invalid", true, "SpecInvalid", why, po->generation, now);
-	plan_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
-	plan_write_status(pc, po, st);
+	pc_condition(conds, po->status, "Invalid", true, "SpecInvalid", why, po->generation, now);
+	pc_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
+	pc_write_status(pc, po, st);
 }
 
 /* ---- one plan ------------------------------------------------------------- */
@@ -427,14 +424,14 @@ typedef struct {
 	slo_verdict_t gate;
 	const slo_result_t *breach;
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
-} plan_pool_run_t;
+} pc_pool_run_t;
 
 /*
  * Judge a pool's SLO signals from the tracker's samples and the nodes'
  * records: capacity drift of DRA nodes (slice devices against the recorded
  * legacy count), ownership fights (both labels on) and failed steps.
  */
-static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, plan_pool_run_t *run, int64_t now,
+static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, int64_t now,
 			    int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
@@ -474,7 +471,7 @@ static void plan_judge_pool(const plan_controller_t *pc, const plan_t *plan, pla
 
 /* ---- metrics --------------------------------------------------------------- */
 
-static const slo_verdict_t plan_verdicts[] = { SLO_PASS, SLO_BREACH, SLO_INCONCLUSIVE, SLO_UNJUDGED };
+static const slo_verdict_t pc_verdicts[] = { SLO_PASS, SLO_BREACH, SLO_INCONCLUSIVE, SLO_UNJUDGED };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
@@ -502,7 +499,7 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 }
 
 /* Drop every series of a plan (deleted, invalid, or its pools changed). */
-static void plan_metrics_forget(plan_controller_t *pc, const char *plan)
+static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 {
 	char *pools = strmap_remove(&pc->metric_pools, plan);
 	if (pc->m_value == NULL || pools == NULL) {
@@ -518,15 +515,15 @@ static void plan_metrics_forget(plan_controller_t *pc, const char *plan)
 			metrics_gauge_remove(pc->m_value, plan, pool, sig, NULL);
 			metrics_gauge_remove(pc->m_threshold, plan, pool, sig, NULL);
 			metrics_gauge_remove(pc->m_samples, plan, pool, sig, NULL);
-			for (size_t v = 0; v < sizeof(plan_verdicts) / sizeof(plan_verdicts[0]); v++)
-				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(plan_verdicts[v]), NULL);
+			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
+				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
 		}
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
 }
 
-static void plan_metrics_set(plan_controller_t *pc, const char *name, const plan_t *plan, const plan_pool_run_t *runs,
+static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t *plan, const pc_pool_run_t *runs,
 			     bool frozen)
 {
 	if (pc->m_value == NULL)
@@ -542,7 +539,7 @@ static void plan_metrics_set(plan_controller_t *pc, const char *name, const plan
 	}
 	const char *had = strmap_get(&pc->metric_pools, name);
 	if (had && strcmp(had, pools) != 0)
-		plan_metrics_forget(pc, name);
+		pc_metrics_forget(pc, name);
 	free(strmap_put(&pc->metric_pools, name, pools));
 	for (size_t i = 0; i < plan->n_pools; i++)
 		for (int k = 0; k < SLO_SIGNALS; k++) {
@@ -551,20 +548,14 @@ static void plan_metrics_set(plan_controller_t *pc, const char *name, const plan
 			metrics_gauge_set(pc->m_value, r->value, name, pool, r->name, NULL);
 			metrics_gauge_set(pc->m_threshold, r->threshold, name, pool, r->name, NULL);
 			metrics_gauge_set(pc->m_samples, (double)r->samples, name, pool, r->name, NULL);
-			for (size_t v = 0; v < sizeof(plan_verdicts) / sizeof(plan_verdicts[0]); v++)
-				metrics_gauge_set(pc->m_verdict, r->verdict == plan_verdicts[v] ? 1 : 0, name, pool, r->name,
-						  slo_verdict_name(plan_verdicts[v]), NULL);
+			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
+				metrics_gauge_set(pc->m_verdict, r->verdict == pc_verdicts[v] ? 1 : 0, name, pool, r->name,
+						  slo_verdict_name(pc_verdicts[v]), NULL);
 		}
 	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
 }
 
-static void plan_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len)
-{
-	snprintf(value, len, "%.0f%s", r->value, r->unit);
-	snprintf(threshold, len, "%.0f%s", r->threshold, r->unit);
-}
-
-static int plan_member_cmp(const void *a, const void *b)
+static int pc_member_cmp(const void *a, const void *b)
 {
 	return strcmp(((const pool_member_t *)a)->node->meta.name, ((const pool_member_t *)b)->node->meta.name);
 }
@@ -575,7 +566,7 @@ static int plan_member_cmp(const void *a, const void *b)
  * what the API server holds (so a restart writes only when it differs);
  * pc->param.written covers a write the watch has not shown yet.
  */
-static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
+static void pc_assert_parameter(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
@@ -585,7 +576,7 @@ static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po
 	const freeze_parameter_t *param = store_get(cache_store(pc->cache, CACHE_FREEZE_PARAMETERS), FREEZE_NAMESPACE, param_name);
 	free(param_name);
 	bool in_place = param && param->frozen == frozen && param->breach_id && strcmp(param->breach_id, breach_id) == 0;
-	if (in_place || (had && strcmp(had, want) == 0) || plan_freeze_retry_pending(pc, had) || pc->dry_run) {
+	if (in_place || (had && strcmp(had, want) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
@@ -608,10 +599,10 @@ static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po
 		.n_classes = plan->n_device_classes,
 		.frozen = frozen,
 	};
-	plan_write_t *w = plan_write_new(pc, NULL, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)");
+	pc_write_t *w = pc_write_new(pc, NULL, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)");
 	w->sw = &pc->param;
 	w->switch_plan = xstrdup(po->meta.name);
-	if (freeze_set(pc->http, &state, plan_on_write, w) == 0) {
+	if (freeze_set(pc->http, &state, pc_on_write, w) == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->param.written, po->meta.name, want));
 		log_info(frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted",
@@ -630,18 +621,18 @@ static void plan_assert_parameter(plan_controller_t *pc, const plan_object_t *po
  * once (an apply changes nothing when it is in place, a delete of no rule
  * is a 404), then only on change.
  */
-static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool tainted)
+static void pc_assert_taint(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool tainted)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
 	const cJSON *signal = cJSON_GetObjectItemCaseSensitive(breach, "signal");
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
 	char *want = tainted ? xasprintf("tainted:%s", breach_id) : xstrdup("clear");
 	const char *had = strmap_get(&pc->taint.written, po->meta.name);
-	if ((had && strcmp(had, want) == 0) || plan_freeze_retry_pending(pc, had) || pc->dry_run) {
+	if ((had && strcmp(had, want) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
-	plan_write_t *w = plan_write_new(pc, NULL, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)");
+	pc_write_t *w = pc_write_new(pc, NULL, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)");
 	w->sw = &pc->taint;
 	w->switch_plan = xstrdup(po->meta.name);
 	w->missing_ok = !tainted;
@@ -650,8 +641,8 @@ static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, co
 				 .driver = po->plan.driver,
 				 .signal = cJSON_IsString(signal) ? signal->valuestring : NULL,
 				 .breach_id = breach_id };
-	int rc = tainted ? freeze_taint_set(pc->http, &taint, plan_on_write, w)
-			 : freeze_taint_clear(pc->http, po->meta.name, plan_on_write, w);
+	int rc = tainted ? freeze_taint_set(pc->http, &taint, pc_on_write, w)
+			 : freeze_taint_clear(pc->http, po->meta.name, pc_on_write, w);
 	if (rc == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->taint.written, po->meta.name, want));
@@ -666,16 +657,16 @@ static void plan_assert_taint(plan_controller_t *pc, const plan_object_t *po, co
 }
 
 /* The freeze's switches, as the plan's freezeMode asks: each one on while frozen, off otherwise. */
-static void plan_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
+static void pc_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen)
 {
 	plan_freeze_mode_t mode = po->plan.slo.freeze_mode;
-	plan_assert_parameter(pc, po, breach, frozen && plan_freeze_by_admission(mode));
-	plan_assert_taint(pc, po, breach, frozen && plan_freeze_by_device_taint(mode));
+	pc_assert_parameter(pc, po, breach, frozen && plan_freeze_by_admission(mode));
+	pc_assert_taint(pc, po, breach, frozen && plan_freeze_by_device_taint(mode));
 }
 
 /* ---- holding and releasing nodes ------------------------------------------- */
 
-static const char *plan_node_annotation(const projection_node_t *node, const char *key)
+static const char *pc_node_annotation(const projection_node_t *node, const char *key)
 {
 	for (size_t i = 0; i < node->n_annotations; i++)
 		if (strcmp(node->annotations[i].key, key) == 0)
@@ -684,7 +675,7 @@ static const char *plan_node_annotation(const projection_node_t *node, const cha
 }
 
 /* One entry of status.handovers (pool and message may be NULL). */
-static void plan_handover_entry(cJSON *handovers, const char *node, const handover_state_t *st, const char *pool,
+static void pc_handover_entry(cJSON *handovers, const char *node, const handover_state_t *st, const char *pool,
 				const char *message)
 {
 	cJSON *h = cJSON_CreateObject();
@@ -693,8 +684,8 @@ static void plan_handover_entry(cJSON *handovers, const char *node, const handov
 		cJSON_AddStringToObject(h, "pool", pool);
 	cJSON_AddStringToObject(h, "direction", st->direction == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
 	cJSON_AddStringToObject(h, "step", handover_step_name(st->step));
-	char since[32];
-	plan_format_time(st->since_ms, since, sizeof(since));
+	char since[RFC3339_LEN];
+	pc_format_time(st->since_ms, since, sizeof(since));
 	cJSON_AddStringToObject(h, "since", since);
 	if (message)
 		cJSON_AddStringToObject(h, "message", message);
@@ -702,7 +693,7 @@ static void plan_handover_entry(cJSON *handovers, const char *node, const handov
 }
 
 /* Write the plan's finalizers as want (consumed), based on the resourceVersion the cache holds. */
-static void plan_write_finalizers(plan_controller_t *pc, const plan_object_t *po, cJSON *want, const char *what)
+static void pc_write_finalizers(plan_controller_t *pc, const plan_object_t *po, cJSON *want, const char *what)
 {
 	const char *rv = po->meta.resource_version ? po->meta.resource_version : "";
 	const char *sent = strmap_get(&pc->finalizer_sent, po->meta.name);
@@ -723,10 +714,10 @@ static void plan_write_finalizers(plan_controller_t *pc, const plan_object_t *po
 		return;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, NULL);
-	plan_write_t *w = plan_write_new(pc, NULL, what);
+	pc_write_t *w = pc_write_new(pc, NULL, what);
 	w->finalizer_plan = xstrdup(po->meta.name);
 	free(strmap_put(&pc->finalizer_sent, po->meta.name, xstrdup(rv)));
-	if (kube_merge_patch(pc->http, path, body, plan_on_write, w) == 0) {
+	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0) {
 		pc->in_flight++;
 	} else {
 		free(strmap_remove(&pc->finalizer_sent, po->meta.name));
@@ -739,7 +730,7 @@ static void plan_write_finalizers(plan_controller_t *pc, const plan_object_t *po
 }
 
 /* The plan's finalizers with ours added (add) or removed. */
-static cJSON *plan_finalizers_with(const plan_object_t *po, bool add)
+static cJSON *pc_finalizers_with(const plan_object_t *po, bool add)
 {
 	cJSON *want = cJSON_CreateArray();
 	const cJSON *f;
@@ -754,7 +745,7 @@ static cJSON *plan_finalizers_with(const plan_object_t *po, bool add)
 }
 
 /* Whether the plan holds nodes: a pool has started or wants a node moved, or a node's records name the plan. */
-static bool plan_holds_nodes(const plan_controller_t *pc, const plan_object_t *po, const plan_pool_run_t *runs)
+static bool pc_holds_nodes(const plan_controller_t *pc, const plan_object_t *po, const pc_pool_run_t *runs)
 {
 	for (size_t i = 0; i < po->plan.n_pools; i++) {
 		if (runs[i].out.record.start_ms != 0)
@@ -772,17 +763,17 @@ static bool plan_holds_nodes(const plan_controller_t *pc, const plan_object_t *p
  * change). Both are written, and seen, before the first node write; this
  * adds the finalizer when it is missing.
  */
-static bool plan_ready_to_hold(plan_controller_t *pc, const plan_object_t *po)
+static bool pc_ready_to_hold(plan_controller_t *pc, const plan_object_t *po)
 {
 	if (pc->dry_run)
 		return true;
 	if (!po->releases_nodes)
-		plan_write_finalizers(pc, po, plan_finalizers_with(po, true), "adding the finalizer before the first node write");
+		pc_write_finalizers(pc, po, pc_finalizers_with(po, true), "adding the finalizer before the first node write");
 	return po->releases_nodes && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(po->status, "holdsNodes"));
 }
 
 /* Deadlines for a node the plan lets go: its pool's, or the longest of the plan's when no pool selects it. */
-static plan_pool_t plan_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node)
+static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node)
 {
 	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
 	for (size_t m = 0; n && m < n->n; m++)
@@ -805,18 +796,18 @@ static plan_pool_t plan_release_pool(const plan_controller_t *pc, const plan_t *
  * why, when set, is added to the step's Event. Adds the node to waiting
  * (status.handovers) as it stands.
  */
-static void plan_release_node(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
+static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
 			      const char *why, int64_t now, uint64_t *requeue_ms, cJSON *waiting)
 {
 	const plan_t *plan = &po->plan;
 	handover_state_t st;
 	handover_read(plan, node, &st);
-	plan_pool_t pool = plan_release_pool(pc, plan, node->meta.name);
+	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name);
 	handover_usage_t use;
 	const char **evictable;
-	plan_usage(pc, plan, node->meta.name, &use, &evictable);
+	pc_usage(pc, plan, node->meta.name, &use, &evictable);
 	handover_ads_t ads;
-	plan_ads(pc, plan, node, &ads);
+	pc_ads(pc, plan, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
 				.goal = HANDOVER_GOAL_STAY, .now_ms = now };
 	handover_decision_t d;
@@ -840,9 +831,9 @@ static void plan_release_node(plan_controller_t *pc, const plan_object_t *po, co
 			len--;
 		line[len] = '\0';
 	}
-	plan_handover_entry(waiting, node->meta.name, &st, NULL, line);
+	pc_handover_entry(waiting, node->meta.name, &st, NULL, line);
 	free(line);
-	plan_execute(pc, po, node, &d);
+	pc_execute(pc, po, node, &d);
 	if (d.requeue_ms && (*requeue_ms == 0 || d.requeue_ms < *requeue_ms))
 		*requeue_ms = d.requeue_ms;
 	handover_decision_free(&d);
@@ -850,7 +841,7 @@ static void plan_release_node(plan_controller_t *pc, const plan_object_t *po, co
 }
 
 /* A copy of the node names in a set: acting on nodes must not iterate an index the watch changes. */
-static char **plan_names(const strmap_t *set, size_t *n)
+static char **pc_names(const strmap_t *set, size_t *n)
 {
 	*n = set ? strmap_size(set) : 0;
 	char **names = xcalloc(*n + 1, sizeof(char *));
@@ -861,7 +852,7 @@ static char **plan_names(const strmap_t *set, size_t *n)
 	return names;
 }
 
-static void plan_names_free(char **names, size_t n)
+static void pc_names_free(char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -869,7 +860,7 @@ static void plan_names_free(char **names, size_t n)
 }
 
 /* Whether a pool of the plan selects the node. */
-static bool plan_selects(const plan_controller_t *pc, const char *plan, const char *node)
+static bool pc_selects(const plan_controller_t *pc, const char *plan, const char *node)
 {
 	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
 	for (size_t m = 0; n && m < n->n; m++)
@@ -883,25 +874,25 @@ static bool plan_selects(const plan_controller_t *pc, const char *plan, const ch
  * (selector edit, relabel, pool removed from the spec): released the way a
  * deleted plan releases them, shown in status.handovers, each step an Event.
  */
-static void plan_release_strays(plan_controller_t *pc, const plan_object_t *po, bool hold, int64_t now,
+static void pc_release_strays(plan_controller_t *pc, const plan_object_t *po, bool hold, int64_t now,
 				uint64_t *requeue_ms, cJSON *handovers)
 {
 	size_t n;
-	char **names = plan_names(node_owners_nodes(&pc->owners, po->meta.name), &n);
+	char **names = pc_names(node_owners_nodes(&pc->owners, po->meta.name), &n);
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	for (size_t i = 0; i < n; i++) {
 		const projection_node_t *node = store_get(nodes, NULL, names[i]);
-		if (node == NULL || plan_selects(pc, po->meta.name, names[i]))
+		if (node == NULL || pc_selects(pc, po->meta.name, names[i]))
 			continue;
 		if (hold) {
 			handover_state_t st;
 			handover_read(&po->plan, node, &st);
-			plan_handover_entry(handovers, names[i], &st, NULL, "left the plan's pools: to be released");
+			pc_handover_entry(handovers, names[i], &st, NULL, "left the plan's pools: to be released");
 			continue;
 		}
-		plan_release_node(pc, po, node, "the node left the plan's pools", now, requeue_ms, handovers);
+		pc_release_node(pc, po, node, "the node left the plan's pools", now, requeue_ms, handovers);
 	}
-	plan_names_free(names, n);
+	pc_names_free(names, n);
 }
 
 /*
@@ -909,19 +900,19 @@ static void plan_release_strays(plan_controller_t *pc, const plan_object_t *po, 
  * the plan holds keeps its records and gets drashift.io/orphaned-by, then the
  * finalizer goes. The nodes are orphans from then on: reported, never adopted.
  */
-static void plan_force_release(plan_controller_t *pc, const plan_object_t *po, char **names, size_t n, int64_t now)
+static void pc_force_release(plan_controller_t *pc, const plan_object_t *po, char **names, size_t n, int64_t now)
 {
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	bool marked = true;
-	char t[32];
-	plan_format_time(now, t, sizeof(t));
+	char t[RFC3339_LEN];
+	pc_format_time(now, t, sizeof(t));
 	for (size_t i = 0; i < n; i++) {
 		const projection_node_t *node = store_get(nodes, NULL, names[i]);
-		if (node == NULL || plan_node_annotation(node, HANDOVER_ANN_ORPHANED_BY))
+		if (node == NULL || pc_node_annotation(node, HANDOVER_ANN_ORPHANED_BY))
 			continue;
 		marked = false;
-		const char *step = plan_node_annotation(node, HANDOVER_ANN_STEP);
-		const char *cordoned = plan_node_annotation(node, HANDOVER_ANN_CORDONED);
+		const char *step = pc_node_annotation(node, HANDOVER_ANN_STEP);
+		const char *cordoned = pc_node_annotation(node, HANDOVER_ANN_CORDONED);
 		char *record = xasprintf("%s/%s at %s: step %s, cordoned by drashift: %s", po->meta.name,
 					 po->meta.uid ? po->meta.uid : "", t, step ? step : "(none)",
 					 cordoned && strcmp(cordoned, "true") == 0 ? "yes" : "no");
@@ -941,13 +932,13 @@ static void plan_force_release(plan_controller_t *pc, const plan_object_t *po, c
 		};
 		d.to = d.from;
 		cJSON_Delete(patch);
-		plan_execute(pc, po, node, &d);
+		pc_execute(pc, po, node, &d);
 		handover_decision_free(&d);
 		free(record);
 	}
 	if (marked) {
 		log_warn("force-deleted: the plan lets its nodes go as they are", "plan", po->meta.name);
-		plan_write_finalizers(pc, po, plan_finalizers_with(po, false), "removing the finalizer (forced)");
+		pc_write_finalizers(pc, po, pc_finalizers_with(po, false), "removing the finalizer (forced)");
 	}
 }
 
@@ -956,19 +947,19 @@ static void plan_force_release(plan_controller_t *pc, const plan_object_t *po, c
  * drop the finalizer. Status, the Deleting condition and Events say what
  * deletion waits for.
  */
-static void plan_release_deleting(plan_controller_t *pc, const plan_object_t *po, uint64_t *requeue_ms)
+static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, uint64_t *requeue_ms)
 {
 	size_t n;
-	char **names = plan_names(node_owners_nodes(&pc->owners, po->meta.name), &n);
-	int64_t now = plan_now_ms();
+	char **names = pc_names(node_owners_nodes(&pc->owners, po->meta.name), &n);
+	int64_t now = pc_now_ms();
 	if (n == 0) {
 		log_info("deleted plan holds no node: letting it go", "plan", po->meta.name);
-		plan_write_finalizers(pc, po, plan_finalizers_with(po, false), "removing the finalizer");
+		pc_write_finalizers(pc, po, pc_finalizers_with(po, false), "removing the finalizer");
 	} else if (po->force_delete) {
-		plan_force_release(pc, po, names, n, now);
+		pc_force_release(pc, po, names, n, now);
 	} else {
-		char now_s[32];
-		plan_format_time(now, now_s, sizeof(now_s));
+		char now_s[RFC3339_LEN];
+		pc_format_time(now, now_s, sizeof(now_s));
 		cJSON *st = cJSON_IsObject(po->status) ? cJSON_Duplicate(po->status, true) : cJSON_CreateObject();
 		cJSON_DeleteItemFromObjectCaseSensitive(st, "handovers");
 		cJSON *waiting = cJSON_AddArrayToObject(st, "handovers");
@@ -978,7 +969,7 @@ static void plan_release_deleting(plan_controller_t *pc, const plan_object_t *po
 			for (size_t i = 0; i < n; i++) {
 				const projection_node_t *node = store_get(nodes, NULL, names[i]);
 				if (node)
-					plan_release_node(pc, po, node, NULL, now, requeue_ms, waiting);
+					pc_release_node(pc, po, node, NULL, now, requeue_ms, waiting);
 			}
 			msg = xasprintf("deletion waits for %zu node(s) to be released (see status.handovers and the nodes' "
 					"Events); to delete now, annotate the plan %s=true",
@@ -997,7 +988,7 @@ static void plan_release_deleting(plan_controller_t *pc, const plan_object_t *po
 			if (!cJSON_IsString(type) || strcmp(type->valuestring, "Deleting") != 0)
 				cJSON_AddItemToArray(conds, cJSON_Duplicate(c, true));
 		}
-		plan_condition(conds, po->status, "Deleting", true, "ReleasingNodes", msg, po->generation, now_s);
+		pc_condition(conds, po->status, "Deleting", true, "ReleasingNodes", msg, po->generation, now_s);
 		cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
 		cJSON_AddItemToObject(st, "conditions", conds);
 		if (!pc->dry_run && !(po->status && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(po->status, "handovers"),
@@ -1007,9 +998,9 @@ static void plan_release_deleting(plan_controller_t *pc, const plan_object_t *po
 			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
 		}
 		free(msg);
-		plan_write_status(pc, po, st);
+		pc_write_status(pc, po, st);
 	}
-	plan_names_free(names, n);
+	pc_names_free(names, n);
 }
 
 /*
@@ -1018,12 +1009,12 @@ static void plan_release_deleting(plan_controller_t *pc, const plan_object_t *po
  * finalizer). Counted on /metrics and reported once each in an Event on the
  * node; never adopted.
  */
-static void plan_report_orphans(plan_controller_t *pc)
+static void pc_report_orphans(plan_controller_t *pc)
 {
 	static char reported; /* the value of orphans_reported entries */
 	if (!cache_synced(pc->cache))
 		return;
-	bool tell = plan_may_write(pc) && !pc->dry_run;
+	bool tell = pc_may_write(pc) && !pc->dry_run;
 	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	strmap_t now_orphans = STRMAP_INIT;
@@ -1040,7 +1031,7 @@ static void plan_report_orphans(plan_controller_t *pc)
 			const projection_node_t *node = store_get(nodes, NULL, name);
 			if (!tell || node == NULL || strmap_get(&pc->orphans_reported, name))
 				continue;
-			const char *step = plan_node_annotation(node, HANDOVER_ANN_STEP);
+			const char *step = pc_node_annotation(node, HANDOVER_ANN_STEP);
 			log_warn("orphaned node: its records name no plan; left alone", "node", name, "plan", plan, "step",
 				 step ? step : "");
 			events_object_ref_t ref = { .api_version = "v1", .kind = "Node", .name = name, .uid = node->meta.uid };
@@ -1053,45 +1044,53 @@ static void plan_report_orphans(plan_controller_t *pc)
 		}
 	}
 	size_t n;
-	char **was = plan_names(&pc->orphans_reported, &n);
+	char **was = pc_names(&pc->orphans_reported, &n);
 	for (size_t i = 0; i < n; i++)
 		if (strmap_get(&now_orphans, was[i]) == NULL)
 			strmap_remove(&pc->orphans_reported, was[i]);
-	plan_names_free(was, n);
+	pc_names_free(was, n);
 	if (pc->m_orphans)
 		metrics_gauge_set(pc->m_orphans, (double)strmap_size(&now_orphans), NULL);
 	strmap_clear(&now_orphans, NULL);
 }
 
-static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
-{
-	const plan_object_t *po = store_get(cache_store(pc->cache, CACHE_PLANS), NULL, name);
-	if (po == NULL || po->meta.deleting) {
-		/* What this process remembers of the plan goes with it (its freeze objects go with the garbage collector). */
-		plan_metrics_forget(pc, name);
-		plan_switch_forget(&pc->param, name);
-		plan_switch_forget(&pc->taint, name);
-		/* Its finalizer holds it until the nodes it holds are released. */
-		if (po && po->releases_nodes)
-			plan_release_deleting(pc, po, requeue_ms);
-		return;
-	}
-	if (!po->valid) {
-		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
-		plan_status_invalid(pc, po, po->invalid_reason);
-		plan_metrics_forget(pc, name);
-		return;
-	}
-	const plan_t *plan = &po->plan;
-	int64_t now = plan_now_ms();
-	char now_s[32];
-	plan_format_time(now, now_s, sizeof(now_s));
+/*
+ * One reconcile of a valid plan: what it gathers from the caches, what the
+ * reconcilers decide from that, and what is rendered and acted on.
+ */
+typedef struct {
+	const plan_object_t *po;
+	const plan_t *plan;
+	int64_t now;
+	char now_s[RFC3339_LEN];
+	pc_pool_run_t *runs; /* one per pool */
+	cJSON *conflicts;      /* messages: nodes two plans' pools select */
+	const cJSON *breach;   /* status.breach as recorded */
+	plan_breach_t recorded;
+	plan_freeze_t freeze;
+	plan_new_breach_t new_breach;
+	const char *breach_pool; /* the pool whose breach froze the plan */
+	events_object_ref_t ref; /* the plan, for its Events */
+	bool record_changed;     /* the status must be written before any node moves */
+	bool holds;              /* the plan holds nodes (status.holdsNodes) */
+	size_t refused, failed_nodes;
+	cJSON *handovers;        /* status.handovers */
+	uint64_t requeue_ms;
+} pc_reconcile_t;
 
-	plan_pool_run_t *runs = xcalloc(plan->n_pools, sizeof(*runs));
-	cJSON *conflicts = cJSON_CreateArray();
+static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
+{
+	if (ms && (*requeue_ms == 0 || ms < *requeue_ms))
+		*requeue_ms = ms;
+}
+
+/* Gather: each pool's members (nodes it selects that no other plan's pool selects) with their records. */
+static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const char *name = r->po->meta.name;
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		const strmap_t *selected = pool_index_members(&pc->pools, name, plan->pools[i].name);
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		const strmap_t *selected = pool_index_members(&pc->pools, name, r->plan->pools[i].name);
 		size_t it = 0;
 		const char *node_name;
 		void *v;
@@ -1101,128 +1100,114 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			if (node == NULL)
 				continue; /* the index follows the node cache: never, but never act on a guess */
 			if (pool_index_conflict(v, name, &mine, &other)) {
-				if (strcmp(mine->pool, plan->pools[i].name) != 0)
+				if (strcmp(mine->pool, r->plan->pools[i].name) != 0)
 					continue; /* reported once, under this plan's first pool that selects it */
 				char *msg = xasprintf("%s is matched by pool %s of plan %s and pool %s of plan %s; nothing is done to it",
 						      node_name, mine->pool, mine->plan, other->pool, other->plan);
-				cJSON_AddItemToArray(conflicts, cJSON_CreateString(msg));
+				cJSON_AddItemToArray(r->conflicts, cJSON_CreateString(msg));
 				free(msg);
 				continue;
 			}
-			runs[i].members = xrealloc(runs[i].members, (runs[i].n + 1) * sizeof(pool_member_t));
-			pool_member_t *m = &runs[i].members[runs[i].n++];
+			pc_pool_run_t *run = &r->runs[i];
+			run->members = xrealloc(run->members, (run->n + 1) * sizeof(pool_member_t));
+			pool_member_t *m = &run->members[run->n++];
 			m->node = node;
-			handover_read(plan, node, &m->state);
+			handover_read(r->plan, node, &m->state);
 		}
 	}
+}
 
-	/*
-	 * What admission cannot know: node counts. A canary larger than its pool
-	 * makes the plan invalid, and nothing is done for it.
-	 */
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		if (runs[i].n > 0 && plan->pools[i].canary_nodes > 0 && (size_t)plan->pools[i].canary_nodes > runs[i].n) {
-			char *why = xasprintf("spec.pools[%zu].canary.nodes: %d is more than the %zu node(s) the pool's selector matches",
-					      i, plan->pools[i].canary_nodes, runs[i].n);
-			log_warn("plan is invalid; nothing is done for it", "plan", name, "error", why);
-			plan_status_invalid(pc, po, why);
-			free(why);
-			for (size_t j = 0; j < plan->n_pools; j++)
-				free(runs[j].members);
-			free(runs);
-			cJSON_Delete(conflicts);
-			return;
-		}
+/* What admission cannot know: node counts. A canary larger than its pool makes the plan invalid (NULL: it is not). */
+static char *pc_canary_too_large(const pc_reconcile_t *r)
+{
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		const plan_pool_t *pool = &r->plan->pools[i];
+		if (r->runs[i].n > 0 && pool->canary_nodes > 0 && (size_t)pool->canary_nodes > r->runs[i].n)
+			return xasprintf("spec.pools[%zu].canary.nodes: %d is more than the %zu node(s) the pool's selector matches",
+					 i, pool->canary_nodes, r->runs[i].n);
 	}
+	return NULL;
+}
 
-	/*
-	 * The freeze. A breach is recorded in the status first; from then on the
-	 * plan is frozen (no node starts, the admission parameter denies new
-	 * claims) until a person writes its id into spec.acknowledgedBreach.
-	 * Nothing here lifts it by itself.
-	 */
-	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(po->status, "breach");
-	const cJSON *breach_id_j = cJSON_GetObjectItemCaseSensitive(breach, "id");
-	const cJSON *breach_pool_j = cJSON_GetObjectItemCaseSensitive(breach, "pool");
-	const char *breach_id = cJSON_IsString(breach_id_j) ? breach_id_j->valuestring : NULL;
-	const char *breach_pool = cJSON_IsString(breach_pool_j) ? breach_pool_j->valuestring : NULL;
-	bool acknowledged = breach_id && plan->acknowledged_breach && strcmp(plan->acknowledged_breach, breach_id) == 0;
-	bool frozen = breach_id && !acknowledged;
-	/*
-	 * An acknowledged breach accepts what was measured before it: claims
-	 * created from the acknowledgement on are judged afresh, or the samples
-	 * that breached would freeze the plan again at once. Counts (drift,
-	 * fights, failed steps) are the present state and judged as they are.
-	 */
-	int64_t acknowledged_ms = 0;
-	if (acknowledged) {
-		acknowledged_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(breach, "acknowledgedTime"));
-		if (acknowledged_ms == 0)
-			acknowledged_ms = now;
+/* Gather and judge: the recorded breach and its acknowledgement, then each pool's advertisements and signals. */
+static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	r->breach = cJSON_GetObjectItemCaseSensitive(r->po->status, "breach");
+	const char *fields[] = { "id", "pool", "signal", "value", "threshold" };
+	const char **into[] = { &r->recorded.id, &r->recorded.pool, &r->recorded.signal, &r->recorded.value,
+				&r->recorded.threshold };
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->breach, fields[f]);
+		*into[f] = cJSON_IsString(v) ? v->valuestring : NULL;
 	}
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		if (runs[i].n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
-			qsort(runs[i].members, runs[i].n, sizeof(pool_member_t), plan_member_cmp);
-		runs[i].ads = xcalloc(runs[i].n + 1, sizeof(handover_ads_t));
-		for (size_t m = 0; m < runs[i].n; m++)
-			plan_ads(pc, plan, runs[i].members[m].node, &runs[i].ads[m]);
-		plan_judge_pool(pc, plan, &runs[i], now, acknowledged_ms);
+	r->recorded.acknowledged_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(r->breach, "acknowledgedTime"));
+	plan_status_freeze(r->plan, &r->recorded, r->now, &r->freeze);
+	r->breach_pool = r->recorded.pool;
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		pc_pool_run_t *run = &r->runs[i];
+		if (run->n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
+			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
+		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
+		for (size_t m = 0; m < run->n; m++)
+			pc_ads(pc, r->plan, run->members[m].node, &run->ads[m]);
+		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
 	}
-	cJSON *new_breach = NULL;
-	bool record_changed = false;
-	if (!frozen) {
-		for (size_t i = 0; i < plan->n_pools && new_breach == NULL; i++) {
-			if (runs[i].gate != SLO_BREACH)
-				continue;
-			const slo_result_t *b = runs[i].breach;
-			char value[64], threshold[64];
-			plan_signal_text(b, value, threshold, sizeof(value));
-			char *id = xasprintf("%s-%s-%lld", plan->pools[i].name, b->name, (long long)(now / 1000));
-			new_breach = cJSON_CreateObject();
-			cJSON_AddStringToObject(new_breach, "id", id);
-			cJSON_AddStringToObject(new_breach, "pool", plan->pools[i].name);
-			cJSON_AddStringToObject(new_breach, "signal", b->name);
-			cJSON_AddStringToObject(new_breach, "value", value);
-			cJSON_AddStringToObject(new_breach, "threshold", threshold);
-			cJSON_AddStringToObject(new_breach, "time", now_s);
-			log_warn("SLO breach: freezing the plan", "plan", name, "pool", plan->pools[i].name, "signal", b->name,
-				 "value", value, "threshold", threshold, "breach", id);
-			if (!pc->dry_run) {
-				events_object_ref_t ref = { .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
-							    .name = po->meta.name, .uid = po->meta.uid };
-				events_emit(pc->events, &ref, "Warning", "SLOBreach", "Freeze",
-					    "pool %s: %s measured %s, threshold %s: expansion stopped, new claims for the "
-					    "plan's DeviceClasses frozen; acknowledge with spec.acknowledgedBreach: %s",
-					    plan->pools[i].name, b->name, value, threshold, id);
-			}
-			free(id);
-			frozen = true;
-			breach_pool = plan->pools[i].name;
-			record_changed = true; /* recorded before the freeze parameter is written */
-		}
-	}
+}
 
+/* Decide: a new breach freezes the plan, recorded before anything acts on it. */
+static void pc_decide_breach(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	plan_pool_gate_t *gates = xcalloc(r->plan->n_pools + 1, sizeof(*gates));
+	for (size_t i = 0; i < r->plan->n_pools; i++)
+		gates[i] = (plan_pool_gate_t){ .gate = r->runs[i].gate, .breach = r->runs[i].breach };
+	plan_status_new_breach(r->plan, &r->freeze, gates, r->now, &r->new_breach);
+	free(gates);
+	const plan_new_breach_t *nb = &r->new_breach;
+	if (!nb->found)
+		return;
+	const char *pool = r->plan->pools[nb->pool].name;
+	log_warn("SLO breach: freezing the plan", "plan", r->po->meta.name, "pool", pool, "signal", nb->signal, "value",
+		 nb->value, "threshold", nb->threshold, "breach", nb->id);
+	if (!pc->dry_run)
+		events_emit(pc->events, &r->ref, "Warning", "SLOBreach", "Freeze",
+			    "pool %s: %s measured %s, threshold %s: expansion stopped, new claims for the plan's DeviceClasses "
+			    "frozen; acknowledge with spec.acknowledgedBreach: %s",
+			    pool, nb->signal, nb->value, nb->threshold, nb->id);
+	r->freeze.frozen = true;
+	r->breach_pool = pool;
+	r->record_changed = true; /* recorded before the freeze parameter is written */
+}
+
+/* The pool's record as the status has it: its canary set and the times it started, baked and finished. */
+static void pc_read_pool_record(const plan_object_t *po, const char *pool, pc_pool_run_t *run)
+{
+	const cJSON *rec = plan_object_pool_status(po, pool);
+	const cJSON *canary = cJSON_GetObjectItemCaseSensitive(rec, "canaryNodes");
+	run->canary_names = xcalloc((size_t)cJSON_GetArraySize(canary) + 1, sizeof(char *));
+	size_t k = 0;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, canary)
+	{
+		if (cJSON_IsString(c))
+			run->canary_names[k++] = c->valuestring;
+	}
+	run->record = (pool_record_t){
+		.canary_nodes = run->canary_names,
+		.n_canary = k,
+		.start_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "startTime")),
+		.bake_start_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "bakeStartTime")),
+		.finish_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "finishTime")),
+	};
+}
+
+/* Decide: each pool's phase and its nodes' goals, in plan order. */
+static void pc_decide_pools(pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
 	size_t not_done_before = 0;
 	for (size_t i = 0; i < plan->n_pools; i++) {
-		plan_pool_run_t *run = &runs[i];
-		const cJSON *rec = plan_object_pool_status(po, plan->pools[i].name);
-		const cJSON *canary = cJSON_GetObjectItemCaseSensitive(rec, "canaryNodes");
-		size_t nc = (size_t)cJSON_GetArraySize(canary);
-		run->canary_names = xcalloc(nc + 1, sizeof(char *));
-		size_t k = 0;
-		const cJSON *c;
-		cJSON_ArrayForEach(c, canary)
-		{
-			if (cJSON_IsString(c))
-				run->canary_names[k++] = c->valuestring;
-		}
-		run->record = (pool_record_t){
-			.canary_nodes = run->canary_names,
-			.n_canary = k,
-			.start_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "startTime")),
-			.bake_start_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "bakeStartTime")),
-			.finish_ms = plan_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "finishTime")),
-		};
+		pc_pool_run_t *run = &r->runs[i];
+		pc_read_pool_record(r->po, plan->pools[i].name, run);
 		pool_input_t in = {
 			.plan = plan,
 			.pool = &plan->pools[i],
@@ -1230,250 +1215,291 @@ static void plan_reconcile(plan_controller_t *pc, const char *name, uint64_t *re
 			.members = run->members,
 			.n_members = run->n,
 			.may_start = not_done_before < (size_t)plan->max_concurrent_pools,
-			.frozen = frozen,
-			.breach_rollback = frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
-					   breach_pool && strcmp(breach_pool, plan->pools[i].name) == 0,
-			/* Expansion waits for a Pass: too few samples is no pass (DESIGN.md section 5). */
+			.frozen = r->freeze.frozen,
+			.breach_rollback = r->freeze.frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
+					   r->breach_pool && strcmp(r->breach_pool, plan->pools[i].name) == 0,
+			/* Expansion waits for a Pass: too few samples is no pass (docs/state-machines.md). */
 			.gate_passed = run->gate == SLO_PASS,
 			.gate_waiting = run->gate_waiting,
-			.now_ms = now,
+			.now_ms = r->now,
 		};
 		pool_decide(&in, &run->out);
 		if (run->out.phase != POOL_DRA)
 			not_done_before++;
-		record_changed |= run->out.record_changed;
-		if (run->out.requeue_ms && (*requeue_ms == 0 || run->out.requeue_ms < *requeue_ms))
-			*requeue_ms = run->out.requeue_ms;
+		r->record_changed |= run->out.record_changed;
+		pc_requeue_within(&r->requeue_ms, run->out.requeue_ms);
 	}
+}
 
-	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
-	bool holds = plan_holds_nodes(pc, po, runs);
-	if (holds && !plan_ready_to_hold(pc, po))
-		record_changed = true;
-	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
-	bool finalizer_first = holds && !po->releases_nodes && !pc->dry_run;
-
-	/* Act on nodes only when the pools' records are what the status says (restart safety). */
-	size_t refused = 0, failed_nodes = 0;
-	cJSON *handovers = cJSON_CreateArray();
+/* Decide and act: each member's next step, carried out only when the pools' records are what the status says. */
+static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
 	for (size_t i = 0; i < plan->n_pools; i++) {
-		plan_pool_run_t *run = &runs[i];
-		failed_nodes += run->out.n_failed;
+		pc_pool_run_t *run = &r->runs[i];
+		r->failed_nodes += run->out.n_failed;
 		for (size_t m = 0; m < run->n; m++) {
 			const pool_member_t *mem = &run->members[m];
-			if (mem->state.step != HANDOVER_LEGACY && mem->state.step != HANDOVER_DRA)
-				plan_handover_entry(handovers, mem->node->meta.name, &mem->state, plan->pools[i].name,
-						    mem->state.failure);
-			if (record_changed)
-				continue;
+			if (!handover_step_settled(mem->state.step))
+				pc_handover_entry(r->handovers, mem->node->meta.name, &mem->state, plan->pools[i].name,
+						  mem->state.failure);
+			if (r->record_changed)
+				continue; /* restart safety: the record first */
 			handover_usage_t use;
 			const char **evictable;
-			plan_usage(pc, plan, mem->node->meta.name, &use, &evictable);
+			pc_usage(pc, plan, mem->node->meta.name, &use, &evictable);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
-						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = now };
+						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now };
 			handover_decision_t d;
 			handover_decide(&hin, &d);
 			if (d.act == HANDOVER_ACT_REFUSE)
-				refused++;
-			plan_execute(pc, po, mem->node, &d);
-			if (d.requeue_ms && (*requeue_ms == 0 || d.requeue_ms < *requeue_ms))
-				*requeue_ms = d.requeue_ms;
+				r->refused++;
+			pc_execute(pc, r->po, mem->node, &d);
+			pc_requeue_within(&r->requeue_ms, d.requeue_ms);
 			handover_decision_free(&d);
 			free(evictable);
 		}
 	}
+}
 
-	plan_release_strays(pc, po, record_changed, now, requeue_ms, handovers);
+static void pc_add_time(cJSON *obj, const char *key, int64_t ms)
+{
+	char t[RFC3339_LEN];
+	if (ms == 0)
+		return;
+	pc_format_time(ms, t, sizeof(t));
+	cJSON_AddStringToObject(obj, key, t);
+}
 
-	/* The status: what each pool is doing, and the plan's conditions. */
-	cJSON *st = cJSON_CreateObject();
-	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
-	bool any_failed = false, any_rolling = false, any_progress = false, all_legacy = true;
-	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
-	const char *active_phase = NULL;
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		plan_pool_run_t *run = &runs[i];
-		pool_phase_t ph = run->out.phase;
-		pools_dra += ph == POOL_DRA;
-		nodes_dra += run->out.n_dra;
-		nodes_total += run->n;
-		any_failed |= ph == POOL_FAILED;
-		any_rolling |= ph == POOL_ROLLING_BACK;
-		any_progress |= ph == POOL_CANARY || ph == POOL_EXPANDING || ph == POOL_ROLLING_BACK;
-		all_legacy &= ph == POOL_LEGACY;
-		if (active_phase == NULL && ph != POOL_DRA && ph != POOL_LEGACY)
-			active_phase = pool_phase_name(ph);
-		const cJSON *old = plan_object_pool_status(po, plan->pools[i].name);
-		const cJSON *old_phase = cJSON_GetObjectItemCaseSensitive(old, "phase");
-		if (!pc->dry_run && (!cJSON_IsString(old_phase) || strcmp(old_phase->valuestring, pool_phase_name(ph)) != 0)) {
-			events_object_ref_t ref = { .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
-						    .name = po->meta.name, .uid = po->meta.uid };
-			events_emit(pc->events, &ref, ph == POOL_FAILED ? "Warning" : "Normal", "PoolPhaseChanged", "Migrate",
-				    "pool %s: %s -> %s: %s", plan->pools[i].name,
-				    cJSON_IsString(old_phase) ? old_phase->valuestring : "(new)", pool_phase_name(ph),
-				    run->out.message ? run->out.message : "");
-		}
-		cJSON *p = cJSON_CreateObject();
-		cJSON_AddStringToObject(p, "name", plan->pools[i].name);
-		cJSON_AddStringToObject(p, "phase", pool_phase_name(ph));
-		cJSON *counts = cJSON_AddObjectToObject(p, "nodes");
-		cJSON_AddNumberToObject(counts, "legacy", (double)run->out.n_legacy);
-		cJSON_AddNumberToObject(counts, "inHandover", (double)run->out.n_handover);
-		cJSON_AddNumberToObject(counts, "dra", (double)run->out.n_dra);
-		cJSON_AddNumberToObject(counts, "failed", (double)run->out.n_failed);
-		cJSON_AddNumberToObject(counts, "total", (double)run->n);
-		cJSON *batch = cJSON_AddArrayToObject(p, "currentBatch");
-		for (size_t m = 0; m < run->n; m++)
-			if (run->members[m].state.step != HANDOVER_LEGACY && run->members[m].state.step != HANDOVER_DRA &&
-			    run->members[m].state.step != HANDOVER_FAILED)
-				cJSON_AddItemToArray(batch, cJSON_CreateString(run->members[m].node->meta.name));
-		cJSON *canary = cJSON_AddArrayToObject(p, "canaryNodes");
-		for (size_t c = 0; c < run->out.record.n_canary; c++)
-			cJSON_AddItemToArray(canary, cJSON_CreateString(run->out.record.canary_nodes[c]));
-		char t[32];
-		if (run->out.record.start_ms) {
-			plan_format_time(run->out.record.start_ms, t, sizeof(t));
-			cJSON_AddStringToObject(p, "startTime", t);
-		}
-		if (run->out.record.bake_start_ms) {
-			plan_format_time(run->out.record.bake_start_ms, t, sizeof(t));
-			cJSON_AddStringToObject(p, "bakeStartTime", t);
-		}
-		if (run->out.record.finish_ms) {
-			plan_format_time(run->out.record.finish_ms, t, sizeof(t));
-			cJSON_AddStringToObject(p, "finishTime", t);
-		}
-		cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
-		cJSON_AddItemToArray(pools, p);
-	}
+/* Render one pool's status entry; a phase change is an Event. */
+static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, size_t i)
+{
+	const pc_pool_run_t *run = &r->runs[i];
+	const char *name = r->plan->pools[i].name;
+	pool_phase_t ph = run->out.phase;
+	const cJSON *old_phase = cJSON_GetObjectItemCaseSensitive(plan_object_pool_status(r->po, name), "phase");
+	if (!pc->dry_run && (!cJSON_IsString(old_phase) || strcmp(old_phase->valuestring, pool_phase_name(ph)) != 0))
+		events_emit(pc->events, &r->ref, ph == POOL_FAILED ? "Warning" : "Normal", "PoolPhaseChanged", "Migrate",
+			    "pool %s: %s -> %s: %s", name, cJSON_IsString(old_phase) ? old_phase->valuestring : "(new)",
+			    pool_phase_name(ph), run->out.message ? run->out.message : "");
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", name);
+	cJSON_AddStringToObject(p, "phase", pool_phase_name(ph));
+	cJSON *counts = cJSON_AddObjectToObject(p, "nodes");
+	cJSON_AddNumberToObject(counts, "legacy", (double)run->out.n_legacy);
+	cJSON_AddNumberToObject(counts, "inHandover", (double)run->out.n_handover);
+	cJSON_AddNumberToObject(counts, "dra", (double)run->out.n_dra);
+	cJSON_AddNumberToObject(counts, "failed", (double)run->out.n_failed);
+	cJSON_AddNumberToObject(counts, "total", (double)run->n);
+	cJSON *batch = cJSON_AddArrayToObject(p, "currentBatch");
+	for (size_t m = 0; m < run->n; m++)
+		if (handover_step_in_flight(run->members[m].state.step))
+			cJSON_AddItemToArray(batch, cJSON_CreateString(run->members[m].node->meta.name));
+	cJSON *canary = cJSON_AddArrayToObject(p, "canaryNodes");
+	for (size_t c = 0; c < run->out.record.n_canary; c++)
+		cJSON_AddItemToArray(canary, cJSON_CreateString(run->out.record.canary_nodes[c]));
+	pc_add_time(p, "startTime", run->out.record.start_ms);
+	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
+	pc_add_time(p, "finishTime", run->out.record.finish_ms);
+	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
+	return p;
+}
+
+/* Render every pool's signals: value, threshold, samples and verdict. */
+static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
+{
 	cJSON *signals = cJSON_AddArrayToObject(st, "signals");
-	for (size_t i = 0; i < plan->n_pools; i++)
+	for (size_t i = 0; i < r->plan->n_pools; i++)
 		for (int k = 0; k < SLO_SIGNALS; k++) {
-			const slo_result_t *r = &runs[i].signals[k];
+			const slo_result_t *s = &r->runs[i].signals[k];
 			char value[64], threshold[64];
-			plan_signal_text(r, value, threshold, sizeof(value));
+			plan_status_signal_text(s, value, threshold, sizeof(value));
 			cJSON *sig = cJSON_CreateObject();
-			cJSON_AddStringToObject(sig, "name", r->name);
-			cJSON_AddStringToObject(sig, "pool", plan->pools[i].name);
+			cJSON_AddStringToObject(sig, "name", s->name);
+			cJSON_AddStringToObject(sig, "pool", r->plan->pools[i].name);
 			cJSON_AddStringToObject(sig, "value", value);
 			cJSON_AddStringToObject(sig, "threshold", threshold);
-			cJSON_AddNumberToObject(sig, "samples", r->samples);
-			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(r->verdict));
+			cJSON_AddNumberToObject(sig, "samples", s->samples);
+			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
 			cJSON_AddItemToArray(signals, sig);
 		}
-	plan_metrics_set(pc, name, plan, runs, frozen);
-	if (new_breach) {
-		cJSON_AddItemToObject(st, "breach", new_breach);
-	} else if (breach) {
-		cJSON *kept = cJSON_Duplicate(breach, true);
-		cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledged");
-		cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledgedTime");
-		if (acknowledged) {
-			char ack_s[32];
-			plan_format_time(acknowledged_ms, ack_s, sizeof(ack_s));
-			cJSON_AddBoolToObject(kept, "acknowledged", true);
-			cJSON_AddStringToObject(kept, "acknowledgedTime", ack_s);
-		}
-		cJSON_AddItemToObject(st, "breach", kept);
-	}
+}
 
-	const char *phase = frozen ? "Frozen"
-			    : any_failed ? "Failed"
-			    : any_rolling ? "RollingBack"
-			    : plan->paused ? "Paused"
-			    : pools_dra == plan->n_pools ? "DRA"
-			    : all_legacy ? "Legacy"
-			    : active_phase ? active_phase : "Expanding";
-	cJSON_AddStringToObject(st, "phase", phase);
-	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
+/* Render status.breach: a new one, or the recorded one with its acknowledgement. */
+static void pc_render_breach(cJSON *st, const pc_reconcile_t *r)
+{
+	const plan_new_breach_t *nb = &r->new_breach;
+	if (nb->found) {
+		cJSON *b = cJSON_AddObjectToObject(st, "breach");
+		cJSON_AddStringToObject(b, "id", nb->id);
+		cJSON_AddStringToObject(b, "pool", r->plan->pools[nb->pool].name);
+		cJSON_AddStringToObject(b, "signal", nb->signal);
+		cJSON_AddStringToObject(b, "value", nb->value);
+		cJSON_AddStringToObject(b, "threshold", nb->threshold);
+		cJSON_AddStringToObject(b, "time", r->now_s);
+		return;
+	}
+	if (r->breach == NULL)
+		return;
+	cJSON *kept = cJSON_Duplicate(r->breach, true);
+	cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledged");
+	cJSON_DeleteItemFromObjectCaseSensitive(kept, "acknowledgedTime");
+	if (r->freeze.acknowledged) {
+		cJSON_AddBoolToObject(kept, "acknowledged", true);
+		pc_add_time(kept, "acknowledgedTime", r->freeze.judge_since_ms);
+	}
+	cJSON_AddItemToObject(st, "breach", kept);
+}
+
+/* Render the plan's conditions as the reconciler decided them. */
+static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
+{
+	const char *name = r->po->meta.name;
+	plan_breach_t in_force = r->recorded;
+	if (r->new_breach.found)
+		in_force = (plan_breach_t){ .id = r->new_breach.id, .pool = r->breach_pool, .signal = r->new_breach.signal,
+					    .value = r->new_breach.value, .threshold = r->new_breach.threshold };
+	const cJSON *conflict = cJSON_GetArrayItem(r->conflicts, 0);
+	plan_conditions_input_t in = {
+		.plan = r->plan,
+		.phases = phases,
+		.frozen = r->freeze.frozen,
+		.acknowledged = r->freeze.acknowledged,
+		.breach = &in_force,
+		.param_error = strmap_get(&pc->param.errors, name),
+		.taint_error = strmap_get(&pc->taint.errors, name),
+		.retry_seconds = PLAN_FREEZE_RETRY_MS / 1000,
+		.first_conflict = conflict ? conflict->valuestring : NULL,
+		.failed_nodes = r->failed_nodes,
+		.refused_nodes = r->refused,
+	};
+	plan_condition_t conds[PLAN_CONDITIONS];
+	plan_status_conditions(&in, conds);
+	cJSON *out = cJSON_AddArrayToObject(st, "conditions");
+	for (int c = 0; c < PLAN_CONDITIONS; c++)
+		pc_condition(out, r->po->status, conds[c].type, conds[c].status, conds[c].reason, conds[c].message,
+			     r->po->generation, r->now_s);
+	plan_conditions_free(conds);
+}
+
+/* Render the whole status of a valid plan. */
+static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
+	cJSON *st = cJSON_CreateObject();
+	pool_phase_t *phases = xcalloc(plan->n_pools + 1, sizeof(*phases));
+	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
+	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		phases[i] = r->runs[i].out.phase;
+		pools_dra += phases[i] == POOL_DRA;
+		nodes_dra += r->runs[i].out.n_dra;
+		nodes_total += r->runs[i].n;
+		cJSON_AddItemToArray(pools, pc_render_pool(pc, r, i));
+	}
+	pc_render_signals(st, r);
+	pc_render_breach(st, r);
+	cJSON_AddStringToObject(st, "phase", plan_status_phase(phases, plan->n_pools, r->freeze.frozen, plan->paused));
+	cJSON_AddNumberToObject(st, "observedGeneration", (double)r->po->generation);
 	char buf[64];
 	snprintf(buf, sizeof(buf), "%zu/%zu", pools_dra, plan->n_pools);
 	cJSON_AddStringToObject(st, "poolsOnDRA", buf);
 	snprintf(buf, sizeof(buf), "%zu/%zu", nodes_dra, nodes_total);
 	cJSON_AddStringToObject(st, "nodesOnDRA", buf);
-	cJSON_AddBoolToObject(st, "frozen", frozen);
-	cJSON_AddBoolToObject(st, "holdsNodes", holds);
-	cJSON_AddItemToObject(st, "handovers", handovers);
-	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-	bool ready = pools_dra == plan->n_pools;
-	plan_condition(conds, po->status, "Ready", ready, ready ? "AllPoolsOnDRA" : "Migrating",
-		       ready ? "every pool is owned by the DRA driver" : "not every pool is on DRA yet", po->generation, now_s);
-	plan_condition(conds, po->status, "Progressing", any_progress, any_progress ? "NodesMoving" : "Idle",
-		       any_progress ? "nodes are being handed over" : "no handover under way", po->generation, now_s);
-	plan_condition(conds, po->status, "Paused", plan->paused, plan->paused ? "SpecPaused" : "NotPaused",
-		       plan->paused ? "spec.paused is true: no node starts a handover" : "running", po->generation, now_s);
-	char *frozen_msg = NULL;
-	if (frozen) {
-		const cJSON *b = new_breach ? new_breach : breach;
-		const cJSON *sig = cJSON_GetObjectItemCaseSensitive(b, "signal");
-		const cJSON *val = cJSON_GetObjectItemCaseSensitive(b, "value");
-		const cJSON *thr = cJSON_GetObjectItemCaseSensitive(b, "threshold");
-		const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
-		plan_freeze_mode_t mode = plan->slo.freeze_mode;
-		frozen_msg = xasprintf("pool %s: %s measured %s, threshold %s;%s%s%s%s lift with spec.acknowledgedBreach: %s",
-				       breach_pool ? breach_pool : "?", cJSON_IsString(sig) ? sig->valuestring : "?",
-				       cJSON_IsString(val) ? val->valuestring : "?", cJSON_IsString(thr) ? thr->valuestring : "?",
-				       plan_freeze_by_admission(mode) ? " new claims for " : "",
-				       plan_freeze_by_admission(mode) ? plan->device_classes[0] : "",
-				       plan_freeze_by_admission(mode) ? " are denied;" : "",
-				       plan_freeze_by_device_taint(mode) ? " the driver's devices are tainted NoSchedule;" : "",
-				       cJSON_IsString(bid) ? bid->valuestring : "?");
-		const plan_switch_t *switches[] = { &pc->param, &pc->taint };
-		for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]); i++) {
-			const char *err = strmap_get(&switches[i]->errors, name);
-			if (err == NULL)
-				continue;
-			char *with = xasprintf("%s. NOT ENFORCED YET (tried again at least %d s apart): %s", frozen_msg,
-					       PLAN_FREEZE_RETRY_MS / 1000, err);
-			free(frozen_msg);
-			frozen_msg = with;
-		}
+	cJSON_AddBoolToObject(st, "frozen", r->freeze.frozen);
+	cJSON_AddBoolToObject(st, "holdsNodes", r->holds);
+	cJSON_AddItemToObject(st, "handovers", cJSON_Duplicate(r->handovers, true));
+	pc_render_conditions(pc, st, r, phases);
+	free(phases);
+	return st;
+}
+
+static void pc_reconcile_free(pc_reconcile_t *r)
+{
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		pool_output_free(&r->runs[i].out);
+		free(r->runs[i].members);
+		free(r->runs[i].ads);
+		free(r->runs[i].canary_names);
+		free(r->runs[i].gate_waiting);
 	}
-	plan_condition(conds, po->status, "Frozen", frozen, frozen ? "SLOBreach" : acknowledged ? "BreachAcknowledged" : "NotFrozen",
-		       frozen ? frozen_msg : acknowledged ? "the last breach was acknowledged; the freeze is lifted" : "no SLO breach",
-		       po->generation, now_s);
-	free(frozen_msg);
-	bool degraded = any_failed || refused > 0 || cJSON_GetArraySize(conflicts) > 0;
-	char *degraded_msg;
-	if (cJSON_GetArraySize(conflicts) > 0)
-		degraded_msg = xstrdup(cJSON_GetArrayItem(conflicts, 0)->valuestring);
-	else if (failed_nodes || refused)
-		degraded_msg = xasprintf("%zu node(s) failed, %zu node(s) refused (see the nodes' Events)", failed_nodes, refused);
-	else
-		degraded_msg = xstrdup("all nodes healthy");
-	plan_condition(conds, po->status, "Degraded", degraded,
-		       cJSON_GetArraySize(conflicts) > 0 ? "NodeInTwoPools" : degraded ? "NodeProblems" : "Healthy",
-		       degraded_msg, po->generation, now_s);
-	free(degraded_msg);
-	plan_condition(conds, po->status, "Invalid", false, "SpecValid", "the spec is valid", po->generation, now_s);
-	cJSON_Delete(conflicts);
-	if (finalizer_first)
+	free(r->runs);
+	cJSON_Delete(r->conflicts);
+	cJSON_Delete(r->handovers);
+	plan_new_breach_free(&r->new_breach);
+}
+
+/* The plan is gone or going: forget what this process remembers of it, and release its nodes while its finalizer holds it. */
+static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const plan_object_t *po, uint64_t *requeue_ms)
+{
+	/* Its freeze objects go with the garbage collector. */
+	pc_metrics_forget(pc, name);
+	pc_switch_forget(&pc->param, name);
+	pc_switch_forget(&pc->taint, name);
+	if (po && po->releases_nodes)
+		pc_release_deleting(pc, po, requeue_ms);
+}
+
+static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
+{
+	const plan_object_t *po = store_get(cache_store(pc->cache, CACHE_PLANS), NULL, name);
+	if (po == NULL || po->meta.deleting) {
+		pc_reconcile_gone(pc, name, po, requeue_ms);
+		return;
+	}
+	if (!po->valid) {
+		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
+		pc_status_invalid(pc, po, po->invalid_reason);
+		pc_metrics_forget(pc, name);
+		return;
+	}
+	pc_reconcile_t r = { .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
+			     .handovers = cJSON_CreateArray(), .requeue_ms = *requeue_ms };
+	r.ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
+				       .name = po->meta.name, .uid = po->meta.uid };
+	pc_format_time(r.now, r.now_s, sizeof(r.now_s));
+	r.runs = xcalloc(r.plan->n_pools + 1, sizeof(*r.runs));
+	pc_gather_members(pc, &r);
+	char *too_large = pc_canary_too_large(&r);
+	if (too_large) {
+		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", too_large);
+		pc_status_invalid(pc, po, too_large);
+		free(too_large);
+		pc_reconcile_free(&r);
+		return;
+	}
+	pc_judge(pc, &r);
+	pc_decide_breach(pc, &r);
+	pc_decide_pools(&r);
+	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
+	r.holds = pc_holds_nodes(pc, po, r.runs);
+	if (r.holds && !pc_ready_to_hold(pc, po))
+		r.record_changed = true;
+	pc_act_on_nodes(pc, &r);
+	pc_release_strays(pc, po, r.record_changed, r.now, &r.requeue_ms, r.handovers);
+	pc_metrics_set(pc, name, r.plan, r.runs, r.freeze.frozen);
+	cJSON *st = pc_render_status(pc, &r);
+	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
+	if (r.holds && !po->releases_nodes && !pc->dry_run)
 		cJSON_Delete(st);
 	else
-		plan_write_status(pc, po, st);
-	if (breach_id && !record_changed)
-		plan_assert_freeze(pc, po, breach, frozen);
-
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		pool_output_free(&runs[i].out);
-		free(runs[i].members);
-		free(runs[i].ads);
-		free(runs[i].canary_names);
-		free(runs[i].gate_waiting);
-	}
-	free(runs);
+		pc_write_status(pc, po, st);
+	if (r.recorded.id && !r.record_changed)
+		pc_assert_freeze(pc, po, r.breach, r.freeze.frozen);
+	*requeue_ms = r.requeue_ms;
+	pc_reconcile_free(&r);
 }
 
 /* ---- the queue -------------------------------------------------------------- */
 
 /* Our own writes must show in the caches before the next decision. */
-static void plan_status_expectation_free(void *v)
+static void pc_status_expectation_free(void *v)
 {
 	cJSON_Delete(v);
 }
 
 /* Remove keys (m's own, collected while iterating it) from m with their values; frees the list. */
-static void plan_expectations_clear(strmap_t *m, const char **keys, size_t n, void (*free_value)(void *))
+static void pc_expectations_clear(strmap_t *m, const char **keys, size_t n, void (*free_value)(void *))
 {
 	for (size_t i = 0; i < n; i++) {
 		char *key = xstrdup(keys[i]);
@@ -1483,14 +1509,14 @@ static void plan_expectations_clear(strmap_t *m, const char **keys, size_t n, vo
 	free(keys);
 }
 
-static bool plan_expectations_met(plan_controller_t *pc)
+static bool pc_expectations_met(plan_controller_t *pc)
 {
 	if (strmap_size(&pc->expected) == 0 && strmap_size(&pc->expected_status) == 0)
 		return true;
 	if (uv_now(pc->loop) - pc->expected_since > PLAN_EXPECTATION_TIMEOUT_MS) {
 		log_warn("writes not seen in the caches in time; deciding from what they show");
 		strmap_clear(&pc->expected, free);
-		strmap_clear(&pc->expected_status, plan_status_expectation_free);
+		strmap_clear(&pc->expected_status, pc_status_expectation_free);
 		return true;
 	}
 	/* Every expectation met is cleared this round, however many writes there were. */
@@ -1505,7 +1531,7 @@ static bool plan_expectations_met(plan_controller_t *pc)
 		if (po == NULL || (po->status && cJSON_Compare(po->status, want_status, true)))
 			met_plans[n_met++] = plan_name;
 	}
-	plan_expectations_clear(&pc->expected_status, met_plans, n_met, plan_status_expectation_free);
+	pc_expectations_clear(&pc->expected_status, met_plans, n_met, pc_status_expectation_free);
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	size_t it = 0;
 	const char *node_name;
@@ -1522,19 +1548,19 @@ static bool plan_expectations_met(plan_controller_t *pc)
 		if (node == NULL || (want[0] == '\0' ? step == NULL : (step && strcmp(step, want) == 0)))
 			seen_keys[n_seen++] = node_name;
 	}
-	plan_expectations_clear(&pc->expected, seen_keys, n_seen, free);
+	pc_expectations_clear(&pc->expected, seen_keys, n_seen, free);
 	return strmap_size(&pc->expected) == 0 && strmap_size(&pc->expected_status) == 0;
 }
 
-static void plan_on_timer(uv_timer_t *t)
+static void pc_on_timer(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
 	if (pc->closing)
 		return;
 	uint64_t now = uv_now(pc->loop);
-	if (!cache_synced(pc->cache) || !plan_may_write(pc) || pc->in_flight > 0 || !plan_expectations_met(pc)) {
+	if (!cache_synced(pc->cache) || !pc_may_write(pc) || pc->in_flight > 0 || !pc_expectations_met(pc)) {
 		if (pc->in_flight == 0)
-			uv_timer_start(&pc->timer, plan_on_timer, 200, 0);
+			uv_timer_start(&pc->timer, pc_on_timer, 200, 0);
 		return;
 	}
 	const char *key;
@@ -1542,7 +1568,7 @@ static void plan_on_timer(uv_timer_t *t)
 		char *name = xstrdup(key);
 		uint64_t requeue = 0;
 		uint64_t started = uv_hrtime();
-		plan_reconcile(pc, name, &requeue);
+		pc_reconcile(pc, name, &requeue);
 		char ms[24];
 		snprintf(ms, sizeof(ms), "%.1f", (double)(uv_hrtime() - started) / 1e6);
 		log_debug("reconciled", "plan", name, "ms", ms);
@@ -1568,7 +1594,7 @@ static void plan_controller_schedule(plan_controller_t *pc)
 	 * Events may bring the next reconcile forward, never push it back: a
 	 * busy cluster sends them less than the 50 ms batching delay apart.
 	 */
-	timer_arm_within(&pc->timer, plan_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
+	timer_arm_within(&pc->timer, pc_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
 }
 
 void plan_controller_poke(plan_controller_t *pc)
@@ -1588,18 +1614,18 @@ void plan_controller_poke(plan_controller_t *pc)
 		plan_controller_schedule(pc);
 }
 
-static void plan_on_orphan_timer(uv_timer_t *t)
+static void pc_on_orphan_timer(uv_timer_t *t)
 {
-	plan_report_orphans(t->data);
+	pc_report_orphans(t->data);
 }
 
 /*
  * Count orphans on the next turn of the loop: a cache change arrives inside
  * an HTTP callback, where the Event an orphan gets cannot be sent.
  */
-static void plan_orphans_soon(plan_controller_t *pc)
+static void pc_orphans_soon(plan_controller_t *pc)
 {
-	uv_timer_start(&pc->orphan_timer, plan_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
+	uv_timer_start(&pc->orphan_timer, pc_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
 }
 
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
@@ -1614,7 +1640,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->queue = workqueue_new(5, 1000000);
 	pc->slo = slo_tracker_new();
 	pool_index_init(&pc->pools, plan_selector_matches);
-	pc->param = pc->taint = (plan_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
+	pc->param = pc->taint = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
@@ -1625,12 +1651,12 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
 	pc->orphan_timer.data = pc;
-	uv_timer_start(&pc->orphan_timer, plan_on_orphan_timer, PLAN_ORPHAN_CHECK_MS, PLAN_ORPHAN_CHECK_MS);
+	uv_timer_start(&pc->orphan_timer, pc_on_orphan_timer, PLAN_ORPHAN_CHECK_MS, PLAN_ORPHAN_CHECK_MS);
 	return pc;
 }
 
 /* Queue the plan the node's records name. */
-static void plan_queue_owner(plan_controller_t *pc, const char *node, uint64_t now)
+static void pc_queue_owner(plan_controller_t *pc, const char *node, uint64_t now)
 {
 	const char *plan = node_owners_of(&pc->owners, node);
 	if (plan && plan[0] != '\0')
@@ -1638,7 +1664,7 @@ static void plan_queue_owner(plan_controller_t *pc, const char *node, uint64_t n
 }
 
 /* Queue the plans whose pools select the node. */
-static void plan_queue_selecting(plan_controller_t *pc, const char *node, uint64_t now)
+static void pc_queue_selecting(plan_controller_t *pc, const char *node, uint64_t now)
 {
 	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
 	for (size_t i = 0; n != NULL && i < n->n; i++)
@@ -1649,19 +1675,19 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 {
 	if (pc->closing)
 		return;
-	int64_t now = plan_now_ms();
+	int64_t now = pc_now_ms();
 	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
 	if (kind == CACHE_NODES) {
 		/* Only the plans whose pools select the node, before or after the change, read it. */
 		const char *name = ((const projection_node_t *)(new ? new : old))->meta.name;
 		uint64_t queued = uv_now(pc->loop);
-		plan_queue_selecting(pc, name, queued);
-		plan_queue_owner(pc, name, queued);
+		pc_queue_selecting(pc, name, queued);
+		pc_queue_owner(pc, name, queued);
 		pool_index_set_node(&pc->pools, plans, name, new);
 		node_owners_set(&pc->owners, name, new);
-		plan_queue_selecting(pc, name, queued);
-		plan_queue_owner(pc, name, queued);
-		plan_orphans_soon(pc);
+		pc_queue_selecting(pc, name, queued);
+		pc_queue_owner(pc, name, queued);
+		pc_orphans_soon(pc);
 		if (pc->in_flight == 0)
 			plan_controller_schedule(pc);
 		return;
@@ -1670,7 +1696,7 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		pool_index_plan_changed(&pc->pools, plans, cache_store(pc->cache, CACHE_NODES), old, new);
 		if (new == NULL)
 			free(strmap_remove(&pc->finalizer_sent, ((const plan_object_t *)old)->meta.name));
-		plan_orphans_soon(pc);
+		pc_orphans_soon(pc);
 	} else if (kind == CACHE_CLAIMS) {
 		const projection_claim_t *gone = old;
 		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);
@@ -1693,11 +1719,11 @@ static void plan_controller_free(uv_handle_t *h)
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
 	pool_index_free(&pc->pools);
-	plan_switch_forget(&pc->param, NULL);
-	plan_switch_forget(&pc->taint, NULL);
+	pc_switch_forget(&pc->param, NULL);
+	pc_switch_forget(&pc->taint, NULL);
 	strmap_clear(&pc->metric_pools, free);
 	strmap_clear(&pc->expected, free);
-	strmap_clear(&pc->expected_status, plan_status_expectation_free);
+	strmap_clear(&pc->expected_status, pc_status_expectation_free);
 	node_owners_free(&pc->owners);
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
