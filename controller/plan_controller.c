@@ -1573,7 +1573,6 @@ static void pc_on_timer(uv_timer_t *t)
 		snprintf(ms, sizeof(ms), "%.1f", (double)(uv_hrtime() - started) / 1e6);
 		log_debug("reconciled", "plan", name, "ms", ms);
 		workqueue_done(pc->queue, name);
-		workqueue_forget(pc->queue, name);
 		if (requeue)
 			workqueue_add_after(pc->queue, name, requeue, now);
 		free(name);
@@ -1637,7 +1636,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->cache = cache;
 	pc->events = events;
 	pc->dry_run = dry_run;
-	pc->queue = workqueue_new(5, 1000000);
+	pc->queue = workqueue_new();
 	pc->slo = slo_tracker_new();
 	pool_index_init(&pc->pools, plan_selector_matches);
 	pc->param = pc->taint = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };

@@ -1,6 +1,5 @@
 #include "workqueue.h"
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,20 +25,17 @@ typedef struct {
 	uint64_t due_ms;     /* valid while queued == WAITING */
 	uint64_t seq;        /* orders equal due times: first scheduled, first out */
 	size_t heap_index;   /* valid while in the heap */
-	unsigned failures;   /* capped at INT_MAX */
 	workqueue_queued_t queued;
 	bool processing;
 	char key[];
 } workqueue_item_t;
 
 struct workqueue {
-	uint64_t base_backoff_ms;
-	uint64_t max_backoff_ms;
 	uint64_t next_seq;
 	bool shut_down;
 	size_t nprocessing;
 
-	/* Every key with any state: queued, processing or counted failures. */
+	/* Every key with any state: queued or processing. */
 	strmap_t items; /* key -> workqueue_item_t* */
 
 	/* Ready keys, a ring buffer. */
@@ -77,12 +73,12 @@ static workqueue_item_t *workqueue_intern(workqueue_t *q, const char *key)
 }
 
 /*
- * A key with no queue state and no failures to remember is dropped, so the
+ * A key with no queue state is dropped, so the
  * table holds only keys that matter and a processed key costs nothing.
  */
 static void workqueue_release_if_idle(workqueue_t *q, workqueue_item_t *item)
 {
-	if (item->queued != WORKQUEUE_NONE || item->processing || item->failures != 0)
+	if (item->queued != WORKQUEUE_NONE || item->processing)
 		return;
 	strmap_remove(&q->items, item->key);
 	free(item);
@@ -217,11 +213,9 @@ static void workqueue_promote(workqueue_t *q, uint64_t now_ms)
 
 /* ---- public -------------------------------------------------------------- */
 
-workqueue_t *workqueue_new(uint64_t base_backoff_ms, uint64_t max_backoff_ms)
+workqueue_t *workqueue_new(void)
 {
 	workqueue_t *q = xcalloc(1, sizeof(*q));
-	q->base_backoff_ms = base_backoff_ms;
-	q->max_backoff_ms = max_backoff_ms;
 	q->items = (strmap_t)STRMAP_INIT;
 	q->fifo_cap = WORKQUEUE_MIN_CAPACITY;
 	q->fifo = xmalloc(q->fifo_cap * sizeof(*q->fifo));
@@ -288,49 +282,6 @@ void workqueue_add_after(workqueue_t *q, const char *key, uint64_t delay_ms, uin
 		}
 		return;
 	}
-}
-
-/*
- * base * 2^failures, saturating at max. The shift is only done when it
- * provably fits, so any number of failures and any base are safe.
- */
-static uint64_t workqueue_backoff(const workqueue_t *q, unsigned failures)
-{
-	uint64_t base = q->base_backoff_ms;
-	if (base == 0)
-		return 0;
-	if (failures >= 64 || base > (UINT64_MAX >> failures))
-		return q->max_backoff_ms;
-	uint64_t delay = base << failures;
-	return delay < q->max_backoff_ms ? delay : q->max_backoff_ms;
-}
-
-uint64_t workqueue_add_rate_limited(workqueue_t *q, const char *key, uint64_t now_ms)
-{
-	if (q->shut_down)
-		return 0;
-	workqueue_item_t *item = workqueue_intern(q, key);
-	uint64_t delay = workqueue_backoff(q, item->failures);
-	if (item->failures < INT_MAX)
-		item->failures++;
-	/* The item cannot be released here: it now has failures to remember. */
-	workqueue_add_after(q, key, delay, now_ms);
-	return delay;
-}
-
-void workqueue_forget(workqueue_t *q, const char *key)
-{
-	workqueue_item_t *item = workqueue_lookup(q, key);
-	if (item == NULL)
-		return;
-	item->failures = 0;
-	workqueue_release_if_idle(q, item);
-}
-
-int workqueue_failures(const workqueue_t *q, const char *key)
-{
-	const workqueue_item_t *item = workqueue_lookup(q, key);
-	return item != NULL ? (int)item->failures : 0;
 }
 
 const char *workqueue_get(workqueue_t *q, uint64_t now_ms)

@@ -1,6 +1,8 @@
 /*
- * A deduplicating, rate-limited work queue of string keys ("plan/name",
- * "node/gpu-1"), with the semantics of client-go's rate-limited workqueue.
+ * A deduplicating work queue of string keys ("plan/name", "node/gpu-1") with
+ * delayed adds, with the semantics of client-go's delaying workqueue. (No
+ * per-key failure backoff: a failed write is decided again from what the
+ * cluster shows, and the freeze's writes keep their own retry pause.)
  *
  * It is a pure data structure: it never reads a clock and never arms a timer.
  * Every call that depends on time takes now_ms, a monotonic millisecond clock
@@ -27,12 +29,8 @@
 
 typedef struct workqueue workqueue_t;
 
-/*
- * Create an empty queue. Rate-limited re-adds wait base_backoff_ms * 2^n
- * (n = failures so far for the key), never more than max_backoff_ms.
- * client-go's defaults are 5 and 1000000 (1000 s). Never returns NULL.
- */
-workqueue_t *workqueue_new(uint64_t base_backoff_ms, uint64_t max_backoff_ms);
+/* Create an empty queue. Never returns NULL. */
+workqueue_t *workqueue_new(void);
 
 /* Free the queue and every key in it, including keys still processing. */
 void workqueue_free(workqueue_t *q);
@@ -54,24 +52,6 @@ void workqueue_add(workqueue_t *q, const char *key, uint64_t now_ms);
  * Ignored after workqueue_shutdown().
  */
 void workqueue_add_after(workqueue_t *q, const char *key, uint64_t delay_ms, uint64_t now_ms);
-
-/*
- * Per-key exponential backoff: add key after base * 2^failures ms, capped at
- * the maximum (without ever overflowing), then count one more failure for the
- * key. Failures are remembered until workqueue_forget(), even while the key
- * is not queued. Returns the delay used: base, 2*base, 4*base, ...
- * After workqueue_shutdown() it does nothing and returns 0.
- */
-uint64_t workqueue_add_rate_limited(workqueue_t *q, const char *key, uint64_t now_ms);
-
-/*
- * Reset key's failure count, typically after it was processed successfully.
- * Does not remove the key from the queue.
- */
-void workqueue_forget(workqueue_t *q, const char *key);
-
-/* Failures counted for key since the last workqueue_forget(); 0 if unknown. */
-int workqueue_failures(const workqueue_t *q, const char *key);
 
 /*
  * Next ready key, in FIFO order of readiness. Waiting keys whose due time has

@@ -69,7 +69,7 @@ static void on_event(uv_timer_t *t)
 static void stream_run(stream_t *s, uint64_t first_delay_ms)
 {
 	assert_int_equal(uv_loop_init(&s->loop), 0);
-	s->queue = workqueue_new(5, 1000);
+	s->queue = workqueue_new();
 	s->events_before_first_run = -1;
 	uv_timer_init(&s->loop, &s->due);
 	uv_timer_init(&s->loop, &s->events);

@@ -16,12 +16,10 @@
 
 #include "workqueue.h"
 
-#define BASE_MS 5u
-#define MAX_MS 1000000u
 
 static workqueue_t *new_queue(void)
 {
-	return workqueue_new(BASE_MS, MAX_MS);
+	return workqueue_new();
 }
 
 /* Assert that the next get returns exactly key (not just any key). */
@@ -187,106 +185,6 @@ static void test_add_after_zero_delay_is_add(void **state)
 	workqueue_free(q);
 }
 
-static void test_rate_limited_backoff_doubles_and_caps_at_max(void **state)
-{
-	(void)state;
-	workqueue_t *q = new_queue();
-	uint64_t expected = BASE_MS;
-	uint64_t now = 0;
-	for (int i = 0; i < 25; i++) {
-		uint64_t delay = workqueue_add_rate_limited(q, "plan/a", now);
-		assert_int_equal(delay, expected);
-		assert_int_equal(workqueue_failures(q, "plan/a"), i + 1);
-		/* The delay is real: not handed out a millisecond early. */
-		assert_null(workqueue_get(q, now + delay - 1));
-		expect_get(q, now + delay, "plan/a");
-		workqueue_done(q, "plan/a");
-		now += delay;
-		expected = expected * 2 > MAX_MS ? MAX_MS : expected * 2;
-	}
-	/* 5 * 2^18 is the first to exceed 1000 s. */
-	assert_int_equal(expected, MAX_MS);
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", now), MAX_MS);
-	workqueue_free(q);
-}
-
-static void test_backoff_is_counted_per_key(void **state)
-{
-	(void)state;
-	workqueue_t *q = new_queue();
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 0), 5);
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 0), 10);
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/b", 0), 5);
-	assert_int_equal(workqueue_failures(q, "plan/a"), 2);
-	assert_int_equal(workqueue_failures(q, "plan/b"), 1);
-	assert_int_equal(workqueue_failures(q, "plan/unknown"), 0);
-	workqueue_free(q);
-}
-
-static void test_forget_resets_backoff(void **state)
-{
-	(void)state;
-	workqueue_t *q = new_queue();
-	for (int i = 0; i < 5; i++)
-		workqueue_add_rate_limited(q, "plan/a", 0);
-	assert_int_equal(workqueue_failures(q, "plan/a"), 5);
-	expect_get(q, 80, "plan/a");
-	workqueue_done(q, "plan/a");
-	/* Failures outlive the queue entry until forgotten. */
-	assert_int_equal(workqueue_failures(q, "plan/a"), 5);
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 100), 160);
-
-	workqueue_forget(q, "plan/a");
-	assert_int_equal(workqueue_failures(q, "plan/a"), 0);
-	/* Forget does not dequeue: the key is still waiting for its 160 ms. */
-	assert_int_equal(workqueue_depth(q), 1);
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 100), 5);
-	expect_get(q, 105, "plan/a");
-	workqueue_done(q, "plan/a");
-	workqueue_forget(q, "plan/a");
-	workqueue_forget(q, "plan/never-seen");
-	assert_int_equal(workqueue_depth(q), 0);
-	workqueue_free(q);
-}
-
-static void test_backoff_does_not_overflow_after_200_failures(void **state)
-{
-	(void)state;
-	/* With an unbounded maximum a wrapped shift would show up as a drop. */
-	workqueue_t *q = workqueue_new(BASE_MS, UINT64_MAX);
-	uint64_t prev = 0;
-	for (int i = 0; i < 200; i++) {
-		uint64_t delay = workqueue_add_rate_limited(q, "plan/a", 0);
-		assert_true(delay >= prev);
-		assert_true(delay > 0);
-		prev = delay;
-	}
-	assert_int_equal(prev, UINT64_MAX);
-	assert_int_equal(workqueue_failures(q, "plan/a"), 200);
-	/* The first retry (due at 5) stayed the earliest; process it. */
-	expect_get(q, 1000, "plan/a");
-	workqueue_done(q, "plan/a");
-	/* now + UINT64_MAX saturates instead of wrapping to "due long ago". */
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 1000), UINT64_MAX);
-	assert_null(workqueue_get(q, 1000));
-	assert_int_equal(workqueue_next_due(q, 1000), UINT64_MAX - 1000);
-	workqueue_free(q);
-
-	/* A huge base must not overflow either; the cap applies. */
-	q = workqueue_new(UINT64_MAX / 3, MAX_MS);
-	for (int i = 0; i < 200; i++)
-		assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 0), MAX_MS);
-	workqueue_free(q);
-
-	q = new_queue();
-	for (int i = 0; i < 200; i++) {
-		uint64_t delay = workqueue_add_rate_limited(q, "plan/a", 0);
-		assert_true(delay >= BASE_MS && delay <= MAX_MS);
-	}
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 0), MAX_MS);
-	workqueue_free(q);
-}
-
 static void test_next_due_reports_time_until_work(void **state)
 {
 	(void)state;
@@ -327,8 +225,6 @@ static void test_shutdown_ignores_adds_and_get_returns_null(void **state)
 	assert_null(workqueue_get(q, 0));
 	workqueue_add(q, "plan/c", 0);
 	workqueue_add_after(q, "plan/d", 10, 0);
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/e", 0), 0);
-	assert_int_equal(workqueue_failures(q, "plan/e"), 0);
 	assert_int_equal(workqueue_depth(q), 1); /* plan/b, from before */
 	assert_int_equal(workqueue_next_due(q, 0), UINT64_MAX);
 
@@ -382,8 +278,8 @@ static void test_done_after_delayed_readd_leaves_key_waiting(void **state)
 	workqueue_t *q = new_queue();
 	workqueue_add(q, "plan/a", 0);
 	expect_get(q, 0, "plan/a");
-	assert_int_equal(workqueue_add_rate_limited(q, "plan/a", 10), 5); /* due at 15 */
-	workqueue_add_after(q, "plan/a", 100, 10);                        /* later: ignored */
+	workqueue_add_after(q, "plan/a", 5, 10);   /* due at 15 */
+	workqueue_add_after(q, "plan/a", 100, 10); /* later: ignored */
 
 
 	workqueue_done(q, "plan/a"); /* at 12, before the retry is due */
@@ -535,10 +431,6 @@ int main(void)
 		cmocka_unit_test(test_add_after_on_ready_key_keeps_it_ready),
 		cmocka_unit_test(test_due_keys_are_promoted_in_due_time_order),
 		cmocka_unit_test(test_add_after_zero_delay_is_add),
-		cmocka_unit_test(test_rate_limited_backoff_doubles_and_caps_at_max),
-		cmocka_unit_test(test_backoff_is_counted_per_key),
-		cmocka_unit_test(test_forget_resets_backoff),
-		cmocka_unit_test(test_backoff_does_not_overflow_after_200_failures),
 		cmocka_unit_test(test_next_due_reports_time_until_work),
 		cmocka_unit_test(test_shutdown_ignores_adds_and_get_returns_null),
 		cmocka_unit_test(test_depth_and_processing_counters),
