@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "rfc3339.h"
 #include "xalloc.h"
 
 static const char *const handover_step_names[HANDOVER_STEPS] = {
@@ -87,24 +87,6 @@ static const char *handover_label(const projection_node_t *node, const char *key
 	return NULL;
 }
 
-/* RFC 3339 UTC ("2026-11-29T19:14:27Z") to ms since the epoch; -1 when malformed. */
-static int64_t handover_parse_time(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (end == NULL || *end != '\0')
-		return -1;
-	return (int64_t)timegm(&tm) * 1000;
-}
-
-static void handover_format_time(int64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 void handover_read(const plan_t *plan, const projection_node_t *node, handover_state_t *out)
 {
 	*out = (handover_state_t){ .legacy_devices = -1 };
@@ -135,7 +117,8 @@ void handover_read(const plan_t *plan, const projection_node_t *node, handover_s
 	}
 	out->step = (handover_step_t)parsed;
 	out->direction = strcmp(direction, "ToDRA") == 0 ? HANDOVER_TO_DRA : HANDOVER_TO_LEGACY;
-	out->since_ms = handover_parse_time(since);
+	int64_t since_us;
+	out->since_ms = rfc3339_parse(since, &since_us) == 0 ? since_us / 1000 : -1;
 	if (out->since_ms < 0)
 		out->bad_record = true;
 	out->cordoned_by_us = cordoned && strcmp(cordoned, "true") == 0;
@@ -175,8 +158,10 @@ static void handover_patch_annotation(handover_patch_t *p, const char *key, cons
 
 static void handover_patch_step(handover_patch_t *p, handover_step_t step, int64_t now_ms)
 {
-	char since[32];
-	handover_format_time(now_ms, since, sizeof(since));
+	char since[RFC3339_LEN];
+	/* Fails only for a year outside 0..9999; an empty time then reads back as an unreadable record. */
+	if (rfc3339_format(now_ms * 1000, 0, since, sizeof(since)) != 0)
+		since[0] = '\0';
 	handover_patch_annotation(p, HANDOVER_ANN_STEP, handover_step_name(step));
 	handover_patch_annotation(p, HANDOVER_ANN_SINCE, since);
 }
