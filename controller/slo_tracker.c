@@ -14,12 +14,12 @@
 
 /* What the last pod observed for a claim was doing. */
 typedef enum {
-	SLO_POD_NONE,      /* no pod seen */
-	SLO_POD_WAITING,   /* not Ready, not finished */
-	SLO_POD_READY,
-	SLO_POD_SUCCEEDED, /* ran to completion: its devices were served */
-	SLO_POD_GONE,      /* Failed, or being deleted */
-} slo_pod_state_t;
+	SLO_TRACKER_POD_NONE,      /* no pod seen */
+	SLO_TRACKER_POD_WAITING,   /* not Ready, not finished */
+	SLO_TRACKER_POD_READY,
+	SLO_TRACKER_POD_SUCCEEDED, /* ran to completion: its devices were served */
+	SLO_TRACKER_POD_GONE,      /* Failed, or being deleted */
+} slo_tracker_pod_state_t;
 
 typedef struct {
 	char *uid; /* NULL: a placeholder, only a pod has named this claim so far */
@@ -35,13 +35,13 @@ typedef struct {
 	bool ready_done;     /* readiness after allocation settled: measured, or not measurable */
 	bool device_condition_false;
 	bool deleted;
-	slo_pod_state_t pod;
+	slo_tracker_pod_state_t pod;
 	char *node;
 	char **drivers;
 	size_t n_drivers;
 	char **classes;
 	size_t n_classes;
-} slo_record_t;
+} slo_tracker_record_t;
 
 /*
  * What slo_tracker_samples() learns: the longest window anyone asked about.
@@ -50,14 +50,14 @@ typedef struct {
  */
 typedef struct {
 	int64_t max_window_ms; /* 0: nobody asked yet, no age eviction */
-} slo_retention_t;
+} slo_tracker_retention_t;
 
 struct slo_tracker {
-	slo_record_t **records; /* owns every record */
+	slo_tracker_record_t **records; /* owns every record */
 	size_t n_records, cap_records;
 	strmap_t by_uid;  /* uid -> record: claims, deleted ones too */
 	strmap_t by_name; /* namespace/name -> record: the live incarnation, or a placeholder */
-	slo_retention_t *retention;
+	slo_tracker_retention_t *retention;
 	int64_t last_now_ms;
 	int64_t last_sweep_ms;
 };
@@ -71,20 +71,20 @@ slo_tracker_t *slo_tracker_new(void)
 	return t;
 }
 
-static void slo_free_strings(char **v, size_t n)
+static void slo_tracker_free_strings(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
 }
 
-static void slo_record_free(slo_record_t *r)
+static void slo_tracker_record_free(slo_tracker_record_t *r)
 {
 	free(r->uid);
 	free(r->key);
 	free(r->node);
-	slo_free_strings(r->drivers, r->n_drivers);
-	slo_free_strings(r->classes, r->n_classes);
+	slo_tracker_free_strings(r->drivers, r->n_drivers);
+	slo_tracker_free_strings(r->classes, r->n_classes);
 	free(r);
 }
 
@@ -93,7 +93,7 @@ void slo_tracker_free(slo_tracker_t *t)
 	if (t == NULL)
 		return;
 	for (size_t i = 0; i < t->n_records; i++)
-		slo_record_free(t->records[i]);
+		slo_tracker_record_free(t->records[i]);
 	free(t->records);
 	strmap_clear(&t->by_uid, NULL);
 	strmap_clear(&t->by_name, NULL);
@@ -108,7 +108,7 @@ size_t slo_tracker_size(const slo_tracker_t *t)
 
 /* ---- records ---------------------------------------------------------------- */
 
-static void slo_record_remove(slo_tracker_t *t, slo_record_t *r)
+static void slo_tracker_record_remove(slo_tracker_t *t, slo_tracker_record_t *r)
 {
 	if (r->uid && strmap_get(&t->by_uid, r->uid) == r)
 		strmap_remove(&t->by_uid, r->uid);
@@ -119,10 +119,10 @@ static void slo_record_remove(slo_tracker_t *t, slo_record_t *r)
 		t->records[r->index] = t->records[last];
 		t->records[r->index]->index = r->index;
 	}
-	slo_record_free(r);
+	slo_tracker_record_free(r);
 }
 
-static int slo_compare_int64(const void *a, const void *b)
+static int slo_tracker_compare_int64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
@@ -133,13 +133,13 @@ static int slo_compare_int64(const void *a, const void *b)
  * tracker that stays full pays one sort per n/8 insertions rather than a scan
  * per insertion. The oldest are the least likely to be in anyone's window.
  */
-static void slo_evict_oldest(slo_tracker_t *t)
+static void slo_tracker_evict_oldest(slo_tracker_t *t)
 {
 	size_t n = t->n_records, want = n / 8 ? n / 8 : 1;
 	int64_t *created = xmalloc(n * sizeof(int64_t));
 	for (size_t i = 0; i < n; i++)
 		created[i] = t->records[i]->created_ms;
-	qsort(created, n, sizeof(int64_t), slo_compare_int64);
+	qsort(created, n, sizeof(int64_t), slo_tracker_compare_int64);
 	int64_t cut = created[want - 1];
 	free(created);
 	size_t below = 0;
@@ -148,14 +148,14 @@ static void slo_evict_oldest(slo_tracker_t *t)
 	/* Everything strictly older goes; of those created exactly at the cut, only enough to reach want. */
 	size_t at_cut_quota = want - below, removed = 0;
 	for (size_t i = t->n_records; i-- > 0;) {
-		slo_record_t *r = t->records[i];
+		slo_tracker_record_t *r = t->records[i];
 		bool go = r->created_ms < cut;
 		if (!go && r->created_ms == cut && at_cut_quota > 0) {
 			at_cut_quota--;
 			go = true;
 		}
 		if (go) {
-			slo_record_remove(t, r);
+			slo_tracker_record_remove(t, r);
 			removed++;
 		}
 	}
@@ -165,15 +165,16 @@ static void slo_evict_oldest(slo_tracker_t *t)
 	log_warn("slo tracker full: dropped the oldest claim observations", "dropped", count, "created_ms_upto", oldest);
 }
 
-static slo_record_t *slo_record_new(slo_tracker_t *t, const char *key, const char *uid, int64_t created_ms)
+static slo_tracker_record_t *slo_tracker_record_new(slo_tracker_t *t, const char *key, const char *uid,
+						    int64_t created_ms)
 {
 	if (t->n_records >= SLO_TRACKER_MAX_CLAIMS)
-		slo_evict_oldest(t);
+		slo_tracker_evict_oldest(t);
 	if (t->n_records == t->cap_records) {
 		t->cap_records = t->cap_records ? t->cap_records * 2 : 64;
 		t->records = xrealloc(t->records, t->cap_records * sizeof(*t->records));
 	}
-	slo_record_t *r = xcalloc(1, sizeof(*r));
+	slo_tracker_record_t *r = xcalloc(1, sizeof(*r));
 	r->key = xstrdup(key);
 	r->uid = uid ? xstrdup(uid) : NULL;
 	r->created_ms = created_ms;
@@ -187,7 +188,7 @@ static slo_record_t *slo_record_new(slo_tracker_t *t, const char *key, const cha
 }
 
 /* The oldest creation time still worth recording; INT64_MIN until someone asked for a window. */
-static int64_t slo_horizon(const slo_tracker_t *t, int64_t now_ms)
+static int64_t slo_tracker_horizon(const slo_tracker_t *t, int64_t now_ms)
 {
 	int64_t w = t->retention->max_window_ms;
 	if (w <= 0 || w > INT64_MAX / 2 || now_ms < INT64_MIN + 2 * w)
@@ -195,21 +196,21 @@ static int64_t slo_horizon(const slo_tracker_t *t, int64_t now_ms)
 	return now_ms - 2 * w;
 }
 
-static void slo_tick(slo_tracker_t *t, int64_t now_ms)
+static void slo_tracker_tick(slo_tracker_t *t, int64_t now_ms)
 {
 	if (now_ms > t->last_now_ms)
 		t->last_now_ms = now_ms;
 	if (t->retention->max_window_ms <= 0 || now_ms - t->last_sweep_ms < SLO_TRACKER_SWEEP_MS)
 		return;
 	t->last_sweep_ms = now_ms;
-	int64_t horizon = slo_horizon(t, now_ms);
+	int64_t horizon = slo_tracker_horizon(t, now_ms);
 	for (size_t i = t->n_records; i-- > 0;)
 		if (t->records[i]->created_ms < horizon)
-			slo_record_remove(t, t->records[i]);
+			slo_tracker_record_remove(t, t->records[i]);
 }
 
 /* namespace/name in buf, or in fresh memory (*heap, to free) when it does not fit. */
-static const char *slo_key(char *buf, size_t len, const char *ns, const char *name, char **heap)
+static const char *slo_tracker_key(char *buf, size_t len, const char *ns, const char *name, char **heap)
 {
 	*heap = NULL;
 	int n = snprintf(buf, len, "%s/%s", ns ? ns : "", name);
@@ -219,9 +220,9 @@ static const char *slo_key(char *buf, size_t len, const char *ns, const char *na
 	return *heap;
 }
 
-static void slo_replace_strings(char ***v, size_t *n, char *const *src, size_t n_src)
+static void slo_tracker_replace_strings(char ***v, size_t *n, char *const *src, size_t n_src)
 {
-	slo_free_strings(*v, *n);
+	slo_tracker_free_strings(*v, *n);
 	*v = NULL;
 	*n = 0;
 	if (n_src == 0)
@@ -239,7 +240,7 @@ static void slo_replace_strings(char ***v, size_t *n, char *const *src, size_t n
 /* ---- observations ------------------------------------------------------------ */
 
 /* API seconds to ms, saturating: a corrupt timestamp must not overflow. */
-static int64_t slo_seconds_to_ms(int64_t s)
+static int64_t slo_tracker_seconds_to_ms(int64_t s)
 {
 	if (s > INT64_MAX / 1000)
 		return INT64_MAX;
@@ -249,16 +250,16 @@ static int64_t slo_seconds_to_ms(int64_t s)
 }
 
 /* The claim is first seen allocated: settle what the pod already told about the ready wait. */
-static void slo_record_allocated(slo_record_t *r, bool first_sight, int64_t now_ms)
+static void slo_tracker_record_allocated(slo_tracker_record_t *r, bool first_sight, int64_t now_ms)
 {
 	r->allocated_ms = now_ms;
 	r->latency_unknown = first_sight;
 	r->ended_ms = 0; /* the wait for allocation is over; a wait for Ready may start */
 	switch (r->pod) {
-	case SLO_POD_WAITING:
+	case SLO_TRACKER_POD_WAITING:
 		r->waiting_ready = true;
 		break;
-	case SLO_POD_READY:
+	case SLO_TRACKER_POD_READY:
 		/*
 		 * The pod watch ran ahead of the claim watch: Ready came before the
 		 * allocation was seen, so there is no honest ready latency to take.
@@ -273,9 +274,9 @@ static void slo_record_allocated(slo_record_t *r, bool first_sight, int64_t now_
 void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim, const char *uid_if_deleted,
 			       int64_t now_ms)
 {
-	slo_tick(t, now_ms);
+	slo_tracker_tick(t, now_ms);
 	if (claim == NULL) {
-		slo_record_t *r = uid_if_deleted ? strmap_get(&t->by_uid, uid_if_deleted) : NULL;
+		slo_tracker_record_t *r = uid_if_deleted ? strmap_get(&t->by_uid, uid_if_deleted) : NULL;
 		if (r == NULL || r->deleted)
 			return;
 		r->deleted = true;
@@ -288,20 +289,20 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 	const char *uid = claim->meta.uid;
 	if (uid == NULL || claim->meta.name == NULL)
 		return;
-	int64_t created_ms = slo_seconds_to_ms(claim->meta.created);
+	int64_t created_ms = slo_tracker_seconds_to_ms(claim->meta.created);
 	bool first_sight = false;
-	slo_record_t *r = strmap_get(&t->by_uid, uid);
+	slo_tracker_record_t *r = strmap_get(&t->by_uid, uid);
 	if (r == NULL) {
-		if (created_ms < slo_horizon(t, now_ms))
+		if (created_ms < slo_tracker_horizon(t, now_ms))
 			return; /* older than any window: it would be evicted at once */
 		char buf[320], *heap;
-		const char *key = slo_key(buf, sizeof(buf), claim->meta.namespace, claim->meta.name, &heap);
+		const char *key = slo_tracker_key(buf, sizeof(buf), claim->meta.namespace, claim->meta.name, &heap);
 		r = strmap_get(&t->by_name, key);
 		if (r != NULL && r->uid == NULL) {
 			r->uid = xstrdup(uid); /* adopt the placeholder a pod left */
 			strmap_put(&t->by_uid, uid, r);
 		} else {
-			r = slo_record_new(t, key, uid, created_ms);
+			r = slo_tracker_record_new(t, key, uid, created_ms);
 		}
 		free(heap);
 		first_sight = true;
@@ -309,7 +310,7 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 	if (r->deleted)
 		return; /* a late update for an incarnation already deleted */
 	r->created_ms = created_ms;
-	slo_replace_strings(&r->classes, &r->n_classes, claim->device_classes, claim->n_device_classes);
+	slo_tracker_replace_strings(&r->classes, &r->n_classes, claim->device_classes, claim->n_device_classes);
 	if (claim->device_conditions_false > 0)
 		r->device_condition_false = true; /* trouble seen inside the window stays seen */
 	if (!claim->allocated)
@@ -322,27 +323,28 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 		char **drivers = xcalloc(claim->n_results, sizeof(char *));
 		for (size_t i = 0; i < claim->n_results; i++)
 			drivers[i] = claim->results[i].driver;
-		slo_replace_strings(&r->drivers, &r->n_drivers, drivers, claim->n_results);
+		slo_tracker_replace_strings(&r->drivers, &r->n_drivers, drivers, claim->n_results);
 		free(drivers);
 	}
 	/* One sample per claim: a claim deallocated and allocated again keeps its first allocation. */
 	if (r->allocated_ms == 0)
-		slo_record_allocated(r, first_sight, now_ms);
+		slo_tracker_record_allocated(r, first_sight, now_ms);
 }
 
-static slo_pod_state_t slo_pod_state(const projection_pod_t *pod)
+static slo_tracker_pod_state_t slo_tracker_pod_state(const projection_pod_t *pod)
 {
 	if (pod->meta.deleting || pod->phase == PROJECTION_POD_FAILED)
-		return SLO_POD_GONE;
+		return SLO_TRACKER_POD_GONE;
 	if (pod->phase == PROJECTION_POD_SUCCEEDED)
-		return SLO_POD_SUCCEEDED;
-	return pod->ready ? SLO_POD_READY : SLO_POD_WAITING;
+		return SLO_TRACKER_POD_SUCCEEDED;
+	return pod->ready ? SLO_TRACKER_POD_READY : SLO_TRACKER_POD_WAITING;
 }
 
-static void slo_record_pod(slo_record_t *r, slo_pod_state_t state, bool unschedulable, int64_t now_ms)
+static void slo_tracker_record_pod(slo_tracker_record_t *r, slo_tracker_pod_state_t state, bool unschedulable,
+				   int64_t now_ms)
 {
 	r->pod = state;
-	bool left = state == SLO_POD_GONE || state == SLO_POD_SUCCEEDED;
+	bool left = state == SLO_TRACKER_POD_GONE || state == SLO_TRACKER_POD_SUCCEEDED;
 	if (r->allocated_ms == 0) {
 		if (unschedulable)
 			r->unallocatable = true;
@@ -353,23 +355,23 @@ static void slo_record_pod(slo_record_t *r, slo_pod_state_t state, bool unschedu
 		return;
 	}
 	switch (state) {
-	case SLO_POD_READY:
+	case SLO_TRACKER_POD_READY:
 		if (!r->ready_done) {
 			r->ready_done = true;
 			r->ready_ms = now_ms;
 		}
 		r->waiting_ready = false;
 		break;
-	case SLO_POD_WAITING:
+	case SLO_TRACKER_POD_WAITING:
 		if (!r->ready_done) {
 			r->waiting_ready = true;
 			r->ended_ms = 0;
 		}
 		break;
-	case SLO_POD_SUCCEEDED:
+	case SLO_TRACKER_POD_SUCCEEDED:
 		r->waiting_ready = false; /* it ran to completion: the devices were prepared */
 		break;
-	case SLO_POD_GONE:
+	case SLO_TRACKER_POD_GONE:
 		/* Keep the wait: a pod deleted after a long stuck prepare is still a driver error. */
 		if (r->waiting_ready && r->ended_ms == 0)
 			r->ended_ms = now_ms;
@@ -381,30 +383,30 @@ static void slo_record_pod(slo_record_t *r, slo_pod_state_t state, bool unschedu
 
 void slo_tracker_observe_pod(slo_tracker_t *t, const projection_pod_t *pod, int64_t now_ms)
 {
-	slo_tick(t, now_ms);
+	slo_tracker_tick(t, now_ms);
 	if (pod->n_claims == 0)
 		return;
-	slo_pod_state_t state = slo_pod_state(pod);
+	slo_tracker_pod_state_t state = slo_tracker_pod_state(pod);
 	bool unschedulable = pod->phase == PROJECTION_POD_PENDING && !pod->meta.deleting &&
 			     pod->scheduled == PROJECTION_CONDITION_FALSE && pod->scheduled_reason != NULL &&
 			     strcmp(pod->scheduled_reason, "Unschedulable") == 0;
 	for (size_t i = 0; i < pod->n_claims; i++) {
 		char buf[320], *heap;
-		const char *key = slo_key(buf, sizeof(buf), pod->meta.namespace, pod->claims[i], &heap);
-		slo_record_t *r = strmap_get(&t->by_name, key);
-		int64_t pod_created_ms = slo_seconds_to_ms(pod->meta.created);
-		if (r == NULL && state != SLO_POD_GONE && state != SLO_POD_SUCCEEDED &&
-		    pod_created_ms >= slo_horizon(t, now_ms))
-			r = slo_record_new(t, key, NULL, pod_created_ms);
+		const char *key = slo_tracker_key(buf, sizeof(buf), pod->meta.namespace, pod->claims[i], &heap);
+		slo_tracker_record_t *r = strmap_get(&t->by_name, key);
+		int64_t pod_created_ms = slo_tracker_seconds_to_ms(pod->meta.created);
+		if (r == NULL && state != SLO_TRACKER_POD_GONE && state != SLO_TRACKER_POD_SUCCEEDED &&
+		    pod_created_ms >= slo_tracker_horizon(t, now_ms))
+			r = slo_tracker_record_new(t, key, NULL, pod_created_ms);
 		free(heap);
 		if (r != NULL)
-			slo_record_pod(r, state, unschedulable, now_ms);
+			slo_tracker_record_pod(r, state, unschedulable, now_ms);
 	}
 }
 
 /* ---- samples -------------------------------------------------------------------- */
 
-static bool slo_in(const char *s, const char *const *set, size_t n)
+static bool slo_tracker_in(const char *s, const char *const *set, size_t n)
 {
 	if (s == NULL)
 		return false;
@@ -419,48 +421,48 @@ typedef struct {
 	const char *const *list;
 	size_t n;
 	strmap_t set;
-} slo_node_set_t;
+} slo_tracker_node_set_t;
 
-#define SLO_NODE_SET_SCAN 16
+#define SLO_TRACKER_NODE_SET_SCAN 16
 
-static void slo_node_set_init(slo_node_set_t *ns, const char *const *nodes, size_t n)
+static void slo_tracker_node_set_init(slo_tracker_node_set_t *ns, const char *const *nodes, size_t n)
 {
-	*ns = (slo_node_set_t){ .list = nodes, .n = n, .set = STRMAP_INIT };
-	if (n > SLO_NODE_SET_SCAN)
+	*ns = (slo_tracker_node_set_t){ .list = nodes, .n = n, .set = STRMAP_INIT };
+	if (n > SLO_TRACKER_NODE_SET_SCAN)
 		for (size_t i = 0; i < n; i++)
 			if (nodes[i])
 				strmap_put(&ns->set, nodes[i], (void *)nodes[i]);
 }
 
-static bool slo_node_set_has(const slo_node_set_t *ns, const char *node)
+static bool slo_tracker_node_set_has(const slo_tracker_node_set_t *ns, const char *node)
 {
 	if (node == NULL)
 		return false;
-	if (ns->n > SLO_NODE_SET_SCAN)
+	if (ns->n > SLO_TRACKER_NODE_SET_SCAN)
 		return strmap_get(&ns->set, node) != NULL;
-	return slo_in(node, ns->list, ns->n);
+	return slo_tracker_in(node, ns->list, ns->n);
 }
 
-static bool slo_record_in_pool(const slo_record_t *r, const char *driver, const char *const *classes,
-			       size_t n_classes, const slo_node_set_t *nodes)
+static bool slo_tracker_record_in_pool(const slo_tracker_record_t *r, const char *driver, const char *const *classes,
+			       size_t n_classes, const slo_tracker_node_set_t *nodes)
 {
 	if (r->uid == NULL)
 		return false; /* a placeholder: the claim itself was never seen */
 	bool wants_class = false;
 	for (size_t i = 0; i < r->n_classes && !wants_class; i++)
-		wants_class = slo_in(r->classes[i], classes, n_classes);
+		wants_class = slo_tracker_in(r->classes[i], classes, n_classes);
 	if (!wants_class)
 		return false;
 	if (r->allocated_ms == 0)
 		return true; /* pending: it belongs to the pool whose classes it asks for */
-	if (!slo_node_set_has(nodes, r->node))
+	if (!slo_tracker_node_set_has(nodes, r->node))
 		return false;
-	if (driver != NULL && r->n_drivers > 0 && !slo_in(driver, (const char *const *)r->drivers, r->n_drivers))
+	if (driver != NULL && r->n_drivers > 0 && !slo_tracker_in(driver, (const char *const *)r->drivers, r->n_drivers))
 		return false;
 	return true;
 }
 
-static int slo_compare_sample(const void *a, const void *b)
+static int slo_tracker_compare_sample(const void *a, const void *b)
 {
 	int64_t x = ((const slo_sample_t *)a)->created_ms, y = ((const slo_sample_t *)b)->created_ms;
 	return (x > y) - (x < y);
@@ -478,11 +480,11 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 	}
 	*out = NULL;
 	size_t n = 0;
-	slo_node_set_t nodes;
-	slo_node_set_init(&nodes, pool_nodes, n_nodes);
+	slo_tracker_node_set_t nodes;
+	slo_tracker_node_set_init(&nodes, pool_nodes, n_nodes);
 	for (size_t i = 0; i < t->n_records; i++) {
-		const slo_record_t *r = t->records[i];
-		if (r->created_ms < since_ms || !slo_record_in_pool(r, driver, device_classes, n_classes, &nodes))
+		const slo_tracker_record_t *r = t->records[i];
+		if (r->created_ms < since_ms || !slo_tracker_record_in_pool(r, driver, device_classes, n_classes, &nodes))
 			continue;
 		if (*out == NULL)
 			*out = xcalloc(t->n_records - i, sizeof(slo_sample_t));
@@ -499,6 +501,6 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 	}
 	strmap_clear(&nodes.set, NULL);
 	if (n > 1)
-		qsort(*out, n, sizeof(slo_sample_t), slo_compare_sample);
+		qsort(*out, n, sizeof(slo_sample_t), slo_tracker_compare_sample);
 	return n;
 }

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "rfc3339.h"
 #include "xalloc.h"
 
 static const char *const handover_step_names[HANDOVER_STEPS] = {
@@ -87,24 +87,6 @@ static const char *handover_label(const projection_node_t *node, const char *key
 	return NULL;
 }
 
-/* RFC 3339 UTC ("2026-11-29T19:14:27Z") to ms since the epoch; -1 when malformed. */
-static int64_t handover_parse_time(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (end == NULL || *end != '\0')
-		return -1;
-	return (int64_t)timegm(&tm) * 1000;
-}
-
-static void handover_format_time(int64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 void handover_read(const plan_t *plan, const projection_node_t *node, handover_state_t *out)
 {
 	*out = (handover_state_t){ .legacy_devices = -1 };
@@ -135,7 +117,8 @@ void handover_read(const plan_t *plan, const projection_node_t *node, handover_s
 	}
 	out->step = (handover_step_t)parsed;
 	out->direction = strcmp(direction, "ToDRA") == 0 ? HANDOVER_TO_DRA : HANDOVER_TO_LEGACY;
-	out->since_ms = handover_parse_time(since);
+	int64_t since_us;
+	out->since_ms = rfc3339_parse(since, &since_us) == 0 ? since_us / 1000 : -1;
 	if (out->since_ms < 0)
 		out->bad_record = true;
 	out->cordoned_by_us = cordoned && strcmp(cordoned, "true") == 0;
@@ -175,8 +158,10 @@ static void handover_patch_annotation(handover_patch_t *p, const char *key, cons
 
 static void handover_patch_step(handover_patch_t *p, handover_step_t step, int64_t now_ms)
 {
-	char since[32];
-	handover_format_time(now_ms, since, sizeof(since));
+	char since[RFC3339_LEN];
+	/* Fails only for a year outside 0..9999; an empty time then reads back as an unreadable record. */
+	if (rfc3339_format(now_ms * 1000, 0, since, sizeof(since)) != 0)
+		since[0] = '\0';
 	handover_patch_annotation(p, HANDOVER_ANN_STEP, handover_step_name(step));
 	handover_patch_annotation(p, HANDOVER_ANN_SINCE, since);
 }
@@ -370,30 +355,30 @@ static handover_step_t handover_rollback_entry(const handover_state_t *st)
 	return HANDOVER_PLUGIN_ON;
 }
 
-void handover_decide(const handover_input_t *in, handover_decision_t *d)
+/*
+ * Refuse a node drashift must not touch: its record is unreadable, another
+ * plan or a forced delete owns it, or both ownership labels are on.
+ */
+static bool handover_untouchable(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;
-	const handover_usage_t *use = in->usage;
-	const handover_ads_t *ads = in->ads;
 	const char *node = in->node->meta.name;
-	*d = (handover_decision_t){ .act = HANDOVER_ACT_NONE, .from = st->step, .to = st->step };
-
 	if (st->bad_record) {
 		handover_refuse(d, "UnreadableRecord",
 				"%s: drashift's annotations on the node cannot be read; nothing is done to it until "
 				"they are fixed or removed", node);
-		return;
+		return true;
 	}
 	if (st->plan && strcmp(st->plan, in->plan->name) != 0) {
 		handover_refuse(d, "OwnedByAnotherPlan", "%s is being handed over by plan %s", node, st->plan);
-		return;
+		return true;
 	}
 	if (st->orphaned_by) {
 		handover_refuse(d, "OrphanedNode",
 				"%s carries %s=%s: its plan was force-deleted mid-handover; drashift adopts nothing: "
 				"bring the node to rest and remove drashift's annotations (docs/operations.md, \"Deleting a plan, and nodes that leave it\")",
 				node, HANDOVER_ANN_ORPHANED_BY, st->orphaned_by);
-		return;
+		return true;
 	}
 	if (st->plugin_enabled && st->dra_enabled) {
 		handover_refuse(d, "OwnershipFight",
@@ -401,60 +386,115 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 				"else changed the labels, drashift does nothing to this node",
 				node, in->plan->device_plugin_label.key, in->plan->device_plugin_label.enabled,
 				in->plan->dra_label.key, in->plan->dra_label.enabled);
+		return true;
+	}
+	return false;
+}
+
+/* Whether the ownership labels are the ones drashift wrote for the node's step. */
+static bool handover_labels_fit(const handover_state_t *st)
+{
+	switch (st->step) {
+	case HANDOVER_DRAINING:
+		/* The plugin label may be absent on a node that never had it: only DRA on is a fight. */
+		return !st->dra_enabled;
+	case HANDOVER_PLUGIN_OFF:
+	case HANDOVER_DRIVER_OFF:
+		return !st->plugin_enabled && !st->dra_enabled;
+	case HANDOVER_DRIVER_ON:
+	case HANDOVER_VERIFIED:
+	case HANDOVER_DRAINING_DRA:
+		return !st->plugin_enabled && st->dra_enabled;
+	case HANDOVER_DRA:
+		return !st->plugin_enabled;
+	case HANDOVER_PLUGIN_ON:
+	case HANDOVER_VERIFIED_LEGACY:
+		return st->plugin_enabled && !st->dra_enabled;
+	default:
+		return true;
+	}
+}
+
+static void handover_fight(const handover_input_t *in, handover_decision_t *d)
+{
+	const handover_state_t *st = in->state;
+	handover_refuse(d, "OwnershipFight",
+			"%s: at step %s the labels are %s=%s, %s=%s, which drashift did not write; someone else "
+			"changed them, drashift does nothing to this node until they are put back",
+			in->node->meta.name, handover_step_name(st->step), in->plan->device_plugin_label.key,
+			st->plugin_enabled ? in->plan->device_plugin_label.enabled : "(not enabled)",
+			in->plan->dra_label.key, st->dra_enabled ? in->plan->dra_label.enabled : "(not enabled)");
+}
+
+/* Draining towards DRA: evict (drain policy Evict, before its deadline) or wait for the plugin's pods to go. */
+static void handover_drain(const handover_input_t *in, handover_decision_t *d, handover_goal_t goal)
+{
+	const handover_state_t *st = in->state;
+	const handover_usage_t *use = in->usage;
+	if (goal == HANDOVER_GOAL_LEGACY) {
+		handover_finish(in, d, HANDOVER_LEGACY); /* nothing changed yet: just undo the cordon */
 		return;
 	}
+	if (use->unknown || use->plugin_users > 0) {
+		int64_t evict_due = st->since_ms + (int64_t)in->pool->eviction_deadline_ms;
+		if (in->pool->drain_policy == PLAN_DRAIN_EVICT && !use->unknown && use->n_evictable > 0 &&
+		    in->now_ms < evict_due) {
+			d->act = HANDOVER_ACT_EVICT;
+			d->evict_ns = use->evictable[0];
+			d->evict_name = use->evictable[1];
+			d->reason = "Evicting";
+			d->message = xasprintf("%s: evicting %s/%s through the Eviction API (drain policy Evict)",
+					       in->node->meta.name, d->evict_ns, d->evict_name);
+			d->requeue_ms = 1000;
+			return;
+		}
+		char *why = xasprintf("%zu pod(s) still use %s on the node%s", use->plugin_users,
+				      in->plan->extended_resource, use->unknown ? " (or the pods could not be read)" : "");
+		handover_wait(in, d, in->pool->drain_deadline_ms, why);
+		free(why);
+		return;
+	}
+	handover_advance(in, d, HANDOVER_PLUGIN_OFF, 0, -1, "DevicePluginOff",
+			 "no pod uses the extended resource: device-plugin label off, waiting for allocatable 0");
+}
 
-	/* STAY finishes what is under way in its direction and starts nothing new. */
-	handover_goal_t goal = in->goal;
-	if (goal == HANDOVER_GOAL_STAY && handover_step_in_flight(st->step))
-		goal = st->direction == HANDOVER_TO_DRA ? HANDOVER_GOAL_DRA : HANDOVER_GOAL_LEGACY;
+/* DRA label on: verified once the slices are complete with the devices the plugin had. */
+static void handover_verify_slices(const handover_input_t *in, handover_decision_t *d)
+{
+	const handover_state_t *st = in->state;
+	const handover_ads_t *ads = in->ads;
+	if (ads->slices_complete &&
+	    (st->legacy_devices < 0 ? ads->slice_devices > 0 : ads->slice_devices == st->legacy_devices)) {
+		handover_advance(in, d, HANDOVER_VERIFIED, -1, -1, "DRADriverVerified",
+				 "the node's ResourceSlices are complete and advertise the devices the plugin had");
+		return;
+	}
+	char *why = !ads->slices_complete
+			    ? xstrdup("the driver's ResourceSlices for the node are not complete")
+			    : xasprintf("the driver advertises %lld devices, the device plugin had %lld",
+					(long long)ads->slice_devices, (long long)st->legacy_devices);
+	handover_wait(in, d, in->pool->handover_deadline_ms, why);
+	free(why);
+}
 
-	switch (st->step) {
+/* The steps from legacy towards DRA (legacy, draining, plugin-off, driver-on, verified). */
+static void handover_towards_dra(const handover_input_t *in, handover_decision_t *d, handover_goal_t goal)
+{
+	switch (in->state->step) {
 	case HANDOVER_LEGACY:
 		if (goal == HANDOVER_GOAL_DRA)
 			handover_begin(in, d, HANDOVER_TO_DRA);
 		return;
-
 	case HANDOVER_DRAINING:
-		/* The plugin label may be absent on a node that never had it: only DRA on is a fight. */
-		if (st->dra_enabled)
-			goto fight;
-		if (goal == HANDOVER_GOAL_LEGACY) {
-			handover_finish(in, d, HANDOVER_LEGACY); /* nothing changed yet: just undo the cordon */
-			return;
-		}
-		if (use->unknown || use->plugin_users > 0) {
-			int64_t evict_due = st->since_ms + (int64_t)in->pool->eviction_deadline_ms;
-			if (in->pool->drain_policy == PLAN_DRAIN_EVICT && !use->unknown && use->n_evictable > 0 &&
-			    in->now_ms < evict_due) {
-				d->act = HANDOVER_ACT_EVICT;
-				d->evict_ns = use->evictable[0];
-				d->evict_name = use->evictable[1];
-				d->reason = "Evicting";
-				d->message = xasprintf("%s: evicting %s/%s through the Eviction API (drain policy Evict)",
-						       node, d->evict_ns, d->evict_name);
-				d->requeue_ms = 1000;
-				return;
-			}
-			char *why = xasprintf("%zu pod(s) still use %s on the node%s", use->plugin_users,
-					      in->plan->extended_resource, use->unknown ? " (or the pods could not be read)" : "");
-			handover_wait(in, d, in->pool->drain_deadline_ms, why);
-			free(why);
-			return;
-		}
-		handover_advance(in, d, HANDOVER_PLUGIN_OFF, 0, -1, "DevicePluginOff",
-				 "no pod uses the extended resource: device-plugin label off, waiting for allocatable 0");
+		handover_drain(in, d, goal);
 		return;
-
 	case HANDOVER_PLUGIN_OFF:
-		if (st->dra_enabled || st->plugin_enabled)
-			goto fight;
 		if (goal == HANDOVER_GOAL_LEGACY) {
 			handover_turn(in, d, HANDOVER_PLUGIN_ON, HANDOVER_TO_LEGACY, 1, -1,
 				      "rollback: device-plugin label back on before DRA was enabled");
 			return;
 		}
-		if (ads->allocatable == 0) {
+		if (in->ads->allocatable == 0) {
 			handover_advance(in, d, HANDOVER_DRIVER_ON, -1, 1, "DRADriverOn",
 					 "allocatable is 0: DRA label on, waiting for the node's ResourceSlices");
 			return;
@@ -462,72 +502,57 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 		handover_wait(in, d, in->pool->handover_deadline_ms,
 			      "allocatable of the extended resource did not drop to 0 after the device plugin was turned off");
 		return;
-
 	case HANDOVER_DRIVER_ON:
-		if (st->plugin_enabled || !st->dra_enabled)
-			goto fight;
-		if (goal == HANDOVER_GOAL_LEGACY) {
-			handover_turn(in, d, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, -1, -1,
-				      "rollback: waiting for pods holding DRA claims on the node to finish");
-			return;
-		}
-		if (ads->slices_complete &&
-		    (st->legacy_devices < 0 ? ads->slice_devices > 0 : ads->slice_devices == st->legacy_devices)) {
-			handover_advance(in, d, HANDOVER_VERIFIED, -1, -1, "DRADriverVerified",
-					 "the node's ResourceSlices are complete and advertise the devices the plugin had");
-			return;
-		} else {
-			char *why = !ads->slices_complete
-					    ? xstrdup("the driver's ResourceSlices for the node are not complete")
-					    : xasprintf("the driver advertises %lld devices, the device plugin had %lld",
-							(long long)ads->slice_devices, (long long)st->legacy_devices);
-			handover_wait(in, d, in->pool->handover_deadline_ms, why);
-			free(why);
-		}
-		return;
-
 	case HANDOVER_VERIFIED:
-		if (st->plugin_enabled || !st->dra_enabled)
-			goto fight;
 		if (goal == HANDOVER_GOAL_LEGACY) {
 			handover_turn(in, d, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, -1, -1,
 				      "rollback: waiting for pods holding DRA claims on the node to finish");
 			return;
 		}
-		handover_finish(in, d, HANDOVER_DRA);
+		if (in->state->step == HANDOVER_DRIVER_ON)
+			handover_verify_slices(in, d);
+		else
+			handover_finish(in, d, HANDOVER_DRA);
 		return;
+	default:
+		return;
+	}
+}
 
+/* Draining towards legacy: never evict during a rollback; claims are released only by their pods finishing. */
+static void handover_drain_dra(const handover_input_t *in, handover_decision_t *d, handover_goal_t goal)
+{
+	const handover_usage_t *use = in->usage;
+	if (goal == HANDOVER_GOAL_DRA) {
+		handover_turn(in, d, HANDOVER_VERIFIED, HANDOVER_TO_DRA, -1, -1,
+			      "rollback withdrawn: the DRA driver never left the node");
+		return;
+	}
+	if (use->unknown || use->driver_users > 0) {
+		char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s", use->driver_users,
+				      in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
+		handover_wait(in, d, in->pool->drain_deadline_ms, why);
+		free(why);
+		return;
+	}
+	handover_advance(in, d, HANDOVER_DRIVER_OFF, -1, 0, "DRADriverOff",
+			 "no pod holds a claim from the driver on the node: DRA label off, waiting for its ResourceSlices to go");
+}
+
+/* The steps from DRA back to legacy (dra, draining-dra, driver-off, plugin-on, verified-legacy), and failed. */
+static void handover_towards_legacy(const handover_input_t *in, handover_decision_t *d, handover_goal_t goal)
+{
+	const handover_state_t *st = in->state;
+	switch (st->step) {
 	case HANDOVER_DRA:
-		if (st->plugin_enabled)
-			goto fight;
 		if (goal == HANDOVER_GOAL_LEGACY && st->dra_enabled)
 			handover_begin(in, d, HANDOVER_TO_LEGACY);
 		return;
-
 	case HANDOVER_DRAINING_DRA:
-		if (st->plugin_enabled || !st->dra_enabled)
-			goto fight;
-		if (goal == HANDOVER_GOAL_DRA) {
-			handover_turn(in, d, HANDOVER_VERIFIED, HANDOVER_TO_DRA, -1, -1,
-				      "rollback withdrawn: the DRA driver never left the node");
-			return;
-		}
-		if (use->unknown || use->driver_users > 0) {
-			/* Never evict during a rollback: claims are released only by their pods finishing. */
-			char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s", use->driver_users,
-					      in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
-			handover_wait(in, d, in->pool->drain_deadline_ms, why);
-			free(why);
-			return;
-		}
-		handover_advance(in, d, HANDOVER_DRIVER_OFF, -1, 0, "DRADriverOff",
-				 "no pod holds a claim from the driver on the node: DRA label off, waiting for its ResourceSlices to go");
+		handover_drain_dra(in, d, goal);
 		return;
-
 	case HANDOVER_DRIVER_OFF:
-		if (st->plugin_enabled || st->dra_enabled)
-			goto fight;
-		if (!ads->slices_present) {
+		if (!in->ads->slices_present) {
 			handover_advance(in, d, HANDOVER_PLUGIN_ON, 1, -1, "DevicePluginOn",
 					 "the driver's ResourceSlices are gone: device-plugin label on, waiting for allocatable");
 			return;
@@ -535,11 +560,8 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 		handover_wait(in, d, in->pool->handover_deadline_ms,
 			      "the driver's ResourceSlices for the node did not go away after the DRA label was turned off");
 		return;
-
 	case HANDOVER_PLUGIN_ON:
-		if (st->dra_enabled || !st->plugin_enabled)
-			goto fight;
-		if (ads->allocatable > 0) {
+		if (in->ads->allocatable > 0) {
 			handover_advance(in, d, HANDOVER_VERIFIED_LEGACY, -1, -1, "DevicePluginVerified",
 					 "the device plugin advertises the extended resource again");
 			return;
@@ -547,34 +569,38 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 		handover_wait(in, d, in->pool->handover_deadline_ms,
 			      "the device plugin did not advertise the extended resource after its label was turned on");
 		return;
-
 	case HANDOVER_VERIFIED_LEGACY:
-		if (st->dra_enabled || !st->plugin_enabled)
-			goto fight;
 		handover_finish(in, d, HANDOVER_LEGACY);
 		return;
-
 	case HANDOVER_FAILED:
-		if (goal == HANDOVER_GOAL_LEGACY && in->goal == HANDOVER_GOAL_LEGACY) {
-			handover_step_t entry = handover_rollback_entry(st);
-			handover_turn(in, d, entry, HANDOVER_TO_LEGACY, -1, -1,
+		if (goal == HANDOVER_GOAL_LEGACY && in->goal == HANDOVER_GOAL_LEGACY)
+			handover_turn(in, d, handover_rollback_entry(st), HANDOVER_TO_LEGACY, -1, -1,
 				      "rollback of a failed node: resuming from its current labels");
-			return;
-		}
 		return;
-
-	case HANDOVER_STEPS:
-		break;
+	default:
+		return;
 	}
-	return;
+}
 
-fight:
-	handover_refuse(d, "OwnershipFight",
-			"%s: at step %s the labels are %s=%s, %s=%s, which drashift did not write; someone else "
-			"changed them, drashift does nothing to this node until they are put back",
-			node, handover_step_name(st->step), in->plan->device_plugin_label.key,
-			st->plugin_enabled ? in->plan->device_plugin_label.enabled : "(not enabled)",
-			in->plan->dra_label.key, st->dra_enabled ? in->plan->dra_label.enabled : "(not enabled)");
+void handover_decide(const handover_input_t *in, handover_decision_t *d)
+{
+	const handover_state_t *st = in->state;
+	*d = (handover_decision_t){ .act = HANDOVER_ACT_NONE, .from = st->step, .to = st->step };
+	if (handover_untouchable(in, d))
+		return;
+	if (!handover_labels_fit(st)) {
+		handover_fight(in, d);
+		return;
+	}
+	/* STAY finishes what is under way in its direction and starts nothing new. */
+	handover_goal_t goal = in->goal;
+	if (goal == HANDOVER_GOAL_STAY && handover_step_in_flight(st->step))
+		goal = st->direction == HANDOVER_TO_DRA ? HANDOVER_GOAL_DRA : HANDOVER_GOAL_LEGACY;
+	/* handover_step_t lists the steps towards DRA first, from legacy to verified. */
+	if (st->step <= HANDOVER_VERIFIED)
+		handover_towards_dra(in, d, goal);
+	else
+		handover_towards_legacy(in, d, goal);
 }
 
 /* ---- letting a node go ----------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
  * Node handover: one node moving between the device plugin and the DRA
- * driver, one recorded step at a time (DESIGN.md section 4).
+ * driver, one recorded step at a time (docs/state-machines.md, "Node handover").
  *
  *   to DRA:    legacy -cordon-> draining -plugin label off-> plugin-off
  *              -(allocatable 0) DRA label on-> driver-on

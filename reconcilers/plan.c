@@ -7,14 +7,14 @@
  * lengths of label keys, durations that overflow). The CRD and this file
  * must change together.
  *
- * Reading goes through controller/json_decode.h, as projection.c's does:
- * every read goes through a scope (the JSON object and its path from the top
- * of the document); the readers check the JSON type and, when it is wrong,
- * write "PATH.KEY: problem" and return -1, so the decoder is a straight
- * sequence of reads that stops at the first failure. Values from the document
- * are quoted with control bytes escaped, so an error is always one line. The
- * readers below (durations, enumerations, string lists, known members) add
- * what only a plan needs.
+ * Reading goes through controller/base/json_decode.h, as the projections in
+ * controller/kinds/ do: every read goes through a scope (the JSON object and
+ * its path from the top of the document); the readers check the JSON type
+ * and, when it is wrong, write "PATH.KEY: problem" and return -1, so the
+ * decoder is a straight sequence of reads that stops at the first failure.
+ * Values from the document are quoted with control bytes escaped, so an
+ * error is always one line. The readers below (durations, enumerations,
+ * string lists, known members) add what only a plan needs.
  *
  * The spec is read strictly: a member this version does not know is an error,
  * not ignored. The API server prunes unknown fields on write, so a stored plan

@@ -80,7 +80,8 @@ static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_
 	}
 }
 
-void pool_decide(const pool_input_t *in, pool_output_t *out)
+/* Start the output: every node stays, the canary re-pointed at member names, the steps counted. */
+static void pool_tally(const pool_input_t *in, pool_output_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->goals = xcalloc(in->n_members ? in->n_members : 1, sizeof(handover_goal_t));
@@ -94,7 +95,6 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 	out->record.canary_nodes = canary;
 	out->record.n_canary = nc;
 
-	size_t in_flight = 0;
 	for (size_t i = 0; i < in->n_members; i++) {
 		out->goals[i] = HANDOVER_GOAL_STAY;
 		switch (in->members[i].state.step) {
@@ -109,39 +109,46 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 			break;
 		default:
 			out->n_handover++;
-			in_flight++;
 			break;
 		}
 	}
+}
 
-	if (in->plan->rollback_all || in->pool->rollback || in->breach_rollback) {
-		if (out->n_dra == 0 && out->n_handover == 0 && out->n_failed == 0) {
-			out->phase = POOL_LEGACY;
-			out->record_changed = out->record.n_canary > 0 || out->record.start_ms || out->record.bake_start_ms ||
-					      out->record.finish_ms;
-			free(canary);
-			out->record = (pool_record_t){ 0 };
-			out->record.canary_nodes = xcalloc(1, sizeof(char *));
-			pool_message(out, "rolled back: the device plugin owns every node");
-			return;
-		}
-		/* One node at a time; nodes under way turn around at once. */
-		out->phase = POOL_ROLLING_BACK;
-		bool started = in_flight > 0;
-		for (size_t i = 0; i < in->n_members; i++) {
-			const handover_state_t *st = &in->members[i].state;
-			if (handover_step_in_flight(st->step)) {
-				out->goals[i] = HANDOVER_GOAL_LEGACY;
-			} else if ((st->step == HANDOVER_DRA || st->step == HANDOVER_FAILED) && !started) {
-				out->goals[i] = HANDOVER_GOAL_LEGACY;
-				started = true;
-			}
-		}
-		pool_message(out, "rolling back one node at a time: %zu on DRA, %zu in handover, %zu failed",
-			     out->n_dra, out->n_handover, out->n_failed);
+/* Rolling back: one node at a time; nodes under way turn around at once. Done when no node left legacy. */
+static void pool_roll_back(const pool_input_t *in, pool_output_t *out)
+{
+	if (out->n_dra == 0 && out->n_handover == 0 && out->n_failed == 0) {
+		out->phase = POOL_LEGACY;
+		out->record_changed = out->record.n_canary > 0 || out->record.start_ms || out->record.bake_start_ms ||
+				      out->record.finish_ms;
+		free((void *)out->record.canary_nodes);
+		out->record = (pool_record_t){ 0 };
+		out->record.canary_nodes = xcalloc(1, sizeof(char *));
+		pool_message(out, "rolled back: the device plugin owns every node");
 		return;
 	}
-	/* A pool that is done stays DRA: a pause or a freeze stops only what would still move. */
+	out->phase = POOL_ROLLING_BACK;
+	bool started = out->n_handover > 0;
+	for (size_t i = 0; i < in->n_members; i++) {
+		const handover_state_t *st = &in->members[i].state;
+		if (handover_step_in_flight(st->step)) {
+			out->goals[i] = HANDOVER_GOAL_LEGACY;
+		} else if ((st->step == HANDOVER_DRA || st->step == HANDOVER_FAILED) && !started) {
+			out->goals[i] = HANDOVER_GOAL_LEGACY;
+			started = true;
+		}
+	}
+	pool_message(out, "rolling back one node at a time: %zu on DRA, %zu in handover, %zu failed",
+		     out->n_dra, out->n_handover, out->n_failed);
+}
+
+/*
+ * The phases in which no node starts: done (a pause or a freeze stops only
+ * what would still move), paused, frozen, failed, not its turn, or empty.
+ * Returns false when the pool may move.
+ */
+static bool pool_held(const pool_input_t *in, pool_output_t *out)
+{
 	if (in->n_members > 0 && out->n_dra == in->n_members) {
 		out->phase = POOL_DRA;
 		if (out->record.finish_ms == 0) {
@@ -149,36 +156,42 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 			out->record_changed = true;
 		}
 		pool_message(out, "all %zu nodes are owned by the DRA driver", in->n_members);
-		return;
+		return true;
 	}
 	if (in->plan->paused) {
 		out->phase = POOL_PAUSED;
 		pool_message(out, "paused by spec.paused: handovers under way finish, none start");
-		return;
+		return true;
 	}
 	if (in->frozen) {
 		out->phase = POOL_FROZEN;
 		pool_message(out, "frozen by an SLO breach: no node starts until a person lifts the freeze");
-		return;
+		return true;
 	}
 	if (out->n_failed > 0) {
 		out->phase = POOL_FAILED;
 		pool_message(out, "%zu node(s) failed their handover; expansion stopped (see the nodes' Events, or roll back)",
 			     out->n_failed);
-		return;
+		return true;
 	}
 	if (!in->may_start && out->n_dra == 0 && out->n_handover == 0) {
 		out->phase = POOL_LEGACY;
 		pool_message(out, in->n_members ? "waiting for its turn in the plan's pool order" : "no node matches the pool's selector");
-		return;
+		return true;
 	}
 	if (in->n_members == 0) {
 		out->phase = POOL_LEGACY;
 		pool_message(out, "no node matches the pool's selector");
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* Moving: choose the canary, move it, bake it, pass the gate, then expand. */
+static void pool_advance(const pool_input_t *in, pool_output_t *out)
+{
 	if (out->record.n_canary == 0) {
-		free(canary);
+		free((void *)out->record.canary_nodes);
 		pool_choose_canary(in, out);
 		out->record.start_ms = out->record.start_ms ? out->record.start_ms : in->now_ms;
 		out->record_changed = true;
@@ -224,6 +237,15 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		pool_message(out, "canary baked; waiting for the SLO gate to pass (inconclusive is not a pass): %s",
 			     in->gate_waiting ? in->gate_waiting : "not judged yet");
 	}
+}
+
+void pool_decide(const pool_input_t *in, pool_output_t *out)
+{
+	pool_tally(in, out);
+	if (in->plan->rollback_all || in->pool->rollback || in->breach_rollback)
+		pool_roll_back(in, out);
+	else if (!pool_held(in, out))
+		pool_advance(in, out);
 }
 
 void pool_output_free(pool_output_t *out)

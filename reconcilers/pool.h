@@ -1,5 +1,6 @@
 /*
- * A pool's phase, and which of its nodes may move now (DESIGN.md section 4).
+ * A pool's phase, and which of its nodes may move now (docs/state-machines.md,
+ * "Pool").
  *
  *   Legacy -> Canary -> (bake, gate) -> Expanding -> DRA
  *   any -> Paused (spec.paused) / Frozen (SLO breach) / Failed (a node failed)

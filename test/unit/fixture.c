@@ -60,3 +60,12 @@ cJSON *fixture_quoted_json(const char *single_quoted)
 	free(s);
 	return obj;
 }
+
+void fixture_assert_zeroed(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] != 0)
+			fail_msg("byte %zu of %zu is not zero after a failed decode", i, n);
+	}
+}

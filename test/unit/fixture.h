@@ -19,5 +19,7 @@ char *fixture_read(const char *relpath, size_t *len);
 cJSON *fixture_json(const char *relpath);
 /* JSON written with single quotes for readability: {'a':1} -> {"a":1}. cJSON_Delete it. */
 cJSON *fixture_quoted_json(const char *single_quoted);
+/* Fail the test unless the n bytes at p are zero: the promise of a decoder that refused its input. */
+void fixture_assert_zeroed(const void *p, size_t n);
 
 #endif

@@ -89,15 +89,6 @@ static void mutate(cJSON *root, const char *path, const char *value)
 	}
 }
 
-static void assert_zeroed(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		if (b[i] != 0)
-			fail_msg("byte %zu of %zu is not zero after a failed decode", i, n);
-	}
-}
-
 /* Decode obj expecting success; fails the test with the decoder's error otherwise. */
 static void decode_ok(const cJSON *obj, plan_t *p)
 {
@@ -124,7 +115,7 @@ static void decode_fails(const cJSON *obj, const char *want)
 	if (strcmp(err, want) != 0)
 		fail_msg("wrong error\n   got: %s\n  want: %s", err, want);
 	assert_null(strchr(err, '\n'));
-	assert_zeroed(&p, sizeof(p));
+	fixture_assert_zeroed(&p, sizeof(p));
 }
 
 static void assert_req(const plan_requirement_t *r, const char *key, plan_selector_op_t op, size_t n_values, ...)
@@ -210,7 +201,7 @@ static void test_decode_gpu_migration_example(void **state)
 	assert_false(plan_freeze_by_device_taint(p.slo.freeze_mode));
 
 	plan_free(&p);
-	assert_zeroed(&p, sizeof(p));
+	fixture_assert_zeroed(&p, sizeof(p));
 	cJSON_Delete(obj);
 }
 
@@ -650,7 +641,7 @@ static void test_errors_stay_one_line(void **state)
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 	assert_memory_equal(small, "spec.pools[0].n", sizeof(small) - 1);
 	assert_int_equal(plan_decode(obj, &p, NULL, 0), -1);
-	assert_zeroed(&p, sizeof(p));
+	fixture_assert_zeroed(&p, sizeof(p));
 	cJSON_Delete(obj);
 
 	/* A long hostile value is cut in the message. */
@@ -1098,7 +1089,7 @@ static void test_free_zeroed_plan(void **state)
 	plan_t p = {0};
 	plan_free(&p);
 	plan_free(NULL);
-	assert_zeroed(&p, sizeof(p));
+	fixture_assert_zeroed(&p, sizeof(p));
 }
 
 int main(void)
