@@ -244,19 +244,31 @@ static void handover_begin(const handover_input_t *in, handover_decision_t *d, h
 	handover_patch_step(&p, to, in->now_ms);
 	handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, in->node->unschedulable ? "false" : "true");
 	handover_patch_annotation(&p, HANDOVER_ANN_FAILURE, NULL);
+	/*
+	 * The device plugin's count, to check the driver against. A node that
+	 * advertises none (its plugin has not registered yet, or crashed) has an
+	 * unknown count, not zero: no count is recorded, and the driver's devices
+	 * are verified on their own (complete slices, at least one device).
+	 */
+	int64_t n = in->ads->allocatable_known ? in->ads->allocatable : in->ads->capacity;
+	bool counted = dir == HANDOVER_TO_DRA && n > 0;
 	if (dir == HANDOVER_TO_DRA) {
 		char devices[24];
-		int64_t n = in->ads->allocatable_known ? in->ads->allocatable : in->ads->capacity;
 		snprintf(devices, sizeof(devices), "%lld", (long long)n);
-		handover_patch_annotation(&p, HANDOVER_ANN_LEGACY_DEVICES, devices);
+		handover_patch_annotation(&p, HANDOVER_ANN_LEGACY_DEVICES, counted ? devices : NULL);
 	}
 	if (!in->node->unschedulable)
 		handover_patch_unschedulable(&p, true);
 	handover_emit(d, &p, in->state->step, to, dir == HANDOVER_TO_DRA ? "HandoverStarted" : "RollbackStarted",
-		      false, "%s: cordoned%s; waiting for %s", in->node->meta.name,
+		      false, "%s: cordoned%s; waiting for %s%s%s", in->node->meta.name,
 		      in->node->unschedulable ? " (already unschedulable, left so)" : "",
 		      dir == HANDOVER_TO_DRA ? "pods using the extended resource to finish"
-					     : "pods holding DRA claims on the node to finish");
+					     : "pods holding DRA claims on the node to finish",
+		      dir == HANDOVER_TO_DRA && !counted ? "; the device plugin advertises no " : "",
+		      dir == HANDOVER_TO_DRA && !counted
+			      ? "extended resource, so its device count is unknown and the driver's devices are "
+				"verified on their own"
+			      : "");
 }
 
 /* Switch direction mid-way, keeping the cordon and the record of who cordoned. */

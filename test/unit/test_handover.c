@@ -418,6 +418,44 @@ static void test_start_records_cordon_owner_and_device_count(void **state)
 	handover_decision_free(&d);
 }
 
+/*
+ * A node whose device plugin advertises nothing when its handover starts
+ * (not registered yet, or crashed) has an unknown count, not 0: nothing is
+ * recorded, the Event says so, and the driver's complete slices with any
+ * devices verify it. Before, "0" was recorded and 8 devices never matched it.
+ */
+static void test_a_node_advertising_nothing_has_an_unknown_count(void **state)
+{
+	(void)state;
+	node_t n;
+	make_node(&n, HANDOVER_LEGACY, 0, 1, 0, false, false, 0);
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	w.ads.allocatable_known = true;
+	w.ads.allocatable = 0;
+	w.ads.capacity = 0;
+	handover_decision_t d;
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	assert_non_null(strstr(d.patch, "\"" HANDOVER_ANN_LEGACY_DEVICES "\":null"));
+	assert_non_null(strstr(d.message, "device count is unknown"));
+	handover_decision_free(&d);
+
+	/* At driver-on with no recorded count: complete slices with devices verify it, an empty slice does not. */
+	make_node(&n, HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, false, true, MINUTE);
+	n.node.n_annotations--; /* no legacy-devices annotation (the last one make_node adds) */
+	world_t on = { .goal = HANDOVER_GOAL_DRA };
+	on.ads = (handover_ads_t){ .allocatable_known = false, .slices_present = true, .slices_complete = true,
+				   .slice_devices = 8 };
+	decide(&n, &on, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	assert_int_equal(d.to, HANDOVER_VERIFIED);
+	handover_decision_free(&d);
+	on.ads.slice_devices = 0;
+	decide(&n, &on, &d);
+	assert_int_not_equal(d.to, HANDOVER_VERIFIED);
+	handover_decision_free(&d);
+}
+
 static void test_evict_policy_evicts_then_waits(void **state)
 {
 	(void)state;
@@ -499,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_release_transitions),
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
+		cmocka_unit_test(test_a_node_advertising_nothing_has_an_unknown_count),
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
 		cmocka_unit_test(test_unreadable_record_is_refused),
