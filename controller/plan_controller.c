@@ -258,6 +258,15 @@ static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const pro
 /* ---- the snapshot ------------------------------------------------------- */
 
 /* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
+/* The claim is allocated and one of its devices comes from driver. */
+static bool pc_claim_from_driver(const projection_claim_t *claim, const char *driver)
+{
+	for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
+		if (claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0)
+			return true;
+	return false;
+}
+
 static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
 		       const char ***evictable)
 {
@@ -281,10 +290,22 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 				(*evictable)[n_ev++] = pod->meta.name;
 			}
 		}
-		/* A claim the pod names but the cache does not hold cannot be judged: assume it is in use. */
-		for (size_t c = 0; c < pod->n_claims; c++)
-			if (store_get(claims, pod->meta.namespace, pod->claims[c]) == NULL && !done)
+		/*
+		 * A pod on the node holding an allocated claim with a device of the
+		 * driver uses the node's driver, whatever node the allocation names
+		 * (a claim pinned to several nodes indexes under its first one only).
+		 * A claim the pod names but the cache does not hold cannot be
+		 * judged: assume it is in use.
+		 */
+		bool holds = false;
+		for (size_t c = 0; c < pod->n_claims && !done; c++) {
+			const projection_claim_t *claim = store_get(claims, pod->meta.namespace, pod->claims[c]);
+			if (claim == NULL)
 				use->unknown = true;
+			else
+				holds |= pc_claim_from_driver(claim, plan->driver);
+		}
+		use->driver_users += holds;
 	}
 	char *node_driver = cache_node_driver_key(node, plan->driver);
 	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
