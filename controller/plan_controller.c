@@ -830,7 +830,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	handover_ads_t ads;
 	pc_ads(pc, plan, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
-				.goal = HANDOVER_GOAL_STAY, .now_ms = now };
+				.goal = HANDOVER_GOAL_STAY, .now_ms = now, .plan_uid = po->meta.uid };
 	handover_decision_t d;
 	handover_release(&in, &d);
 	if (why && d.message) {
@@ -1270,7 +1270,8 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 			const char **evictable;
 			pc_usage(pc, plan, mem->node->meta.name, &use, &evictable);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
-						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now };
+						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
+						 .plan_uid = r->po->meta.uid };
 			handover_decision_t d;
 			handover_decide(&hin, &d);
 			if (d.act == HANDOVER_ACT_REFUSE)

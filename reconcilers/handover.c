@@ -96,6 +96,7 @@ void handover_read(const plan_t *plan, const projection_node_t *node, handover_s
 	out->dra_enabled = dra && strcmp(dra, plan->dra_label.enabled) == 0;
 	out->plan = handover_annotation(node, HANDOVER_ANN_PLAN);
 	out->orphaned_by = handover_annotation(node, HANDOVER_ANN_ORPHANED_BY);
+	out->plan_uid = handover_annotation(node, HANDOVER_ANN_PLAN_UID);
 
 	const char *step = handover_annotation(node, HANDOVER_ANN_STEP);
 	if (step == NULL) {
@@ -240,6 +241,8 @@ static void handover_begin(const handover_input_t *in, handover_decision_t *d, h
 	handover_patch_init(&p);
 	handover_step_t to = dir == HANDOVER_TO_DRA ? HANDOVER_DRAINING : HANDOVER_DRAINING_DRA;
 	handover_patch_annotation(&p, HANDOVER_ANN_PLAN, in->plan->name);
+	if (in->plan_uid)
+		handover_patch_annotation(&p, HANDOVER_ANN_PLAN_UID, in->plan_uid);
 	handover_patch_annotation(&p, HANDOVER_ANN_DIRECTION, dir == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
 	handover_patch_step(&p, to, in->now_ms);
 	handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, in->node->unschedulable ? "false" : "true");
@@ -290,6 +293,7 @@ static void handover_turn(const handover_input_t *in, handover_decision_t *d, ha
 static const char *const handover_record_keys[] = {
 	HANDOVER_ANN_PLAN,    HANDOVER_ANN_DIRECTION,       HANDOVER_ANN_STEP,    HANDOVER_ANN_SINCE,
 	HANDOVER_ANN_CORDONED, HANDOVER_ANN_LEGACY_DEVICES, HANDOVER_ANN_FAILURE, HANDOVER_ANN_ORPHANED_BY,
+	HANDOVER_ANN_PLAN_UID,
 };
 
 /* Remove every record drashift keeps on a node. */
@@ -367,6 +371,13 @@ static handover_step_t handover_rollback_entry(const handover_state_t *st)
 	return HANDOVER_PLUGIN_ON;
 }
 
+/* The node's records name this plan, but an earlier object of that name: a new plan adopts nothing. */
+static bool handover_earlier_plan(const handover_input_t *in)
+{
+	const handover_state_t *st = in->state;
+	return st->plan_uid && in->plan_uid && strcmp(st->plan_uid, in->plan_uid) != 0;
+}
+
 /*
  * Refuse a node drashift must not touch: its record is unreadable, another
  * plan or a forced delete owns it, or both ownership labels are on.
@@ -383,6 +394,14 @@ static bool handover_untouchable(const handover_input_t *in, handover_decision_t
 	}
 	if (st->plan && strcmp(st->plan, in->plan->name) != 0) {
 		handover_refuse(d, "OwnedByAnotherPlan", "%s is being handed over by plan %s", node, st->plan);
+		return true;
+	}
+	if (handover_earlier_plan(in)) {
+		handover_refuse(d, "OrphanedNode",
+				"%s was handed over by an earlier plan named %s (uid %s), since deleted; drashift adopts "
+				"nothing: bring the node to rest and remove drashift's annotations (docs/operations.md, "
+				"\"Deleting a plan, and nodes that leave it\")",
+				node, st->plan, st->plan_uid);
 		return true;
 	}
 	if (st->orphaned_by) {
@@ -635,7 +654,8 @@ void handover_release(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;
 	bool settled = handover_step_settled(st->step);
-	if (st->bad_record || (st->plan && strcmp(st->plan, in->plan->name) != 0) || st->orphaned_by || !settled) {
+	if (st->bad_record || (st->plan && strcmp(st->plan, in->plan->name) != 0) || st->orphaned_by ||
+	    handover_earlier_plan(in) || !settled) {
 		handover_input_t walk = *in;
 		walk.goal = handover_release_goal(st);
 		handover_decide(&walk, d);

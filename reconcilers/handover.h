@@ -38,6 +38,7 @@
 #define HANDOVER_ANN_FAILURE "drashift.io/failure"
 /* Left by a forced delete of the plan: who let the node go, when, at which step. */
 #define HANDOVER_ANN_ORPHANED_BY "drashift.io/orphaned-by"
+#define HANDOVER_ANN_PLAN_UID "drashift.io/plan-uid"
 
 typedef enum {
 	HANDOVER_LEGACY,      /* the device plugin owns the node; no handover recorded */
@@ -80,6 +81,7 @@ typedef struct {
 	int64_t legacy_devices;    /* -1 when not recorded */
 	const char *failure;       /* why the node failed, when it did */
 	const char *orphaned_by;   /* HANDOVER_ANN_ORPHANED_BY: a forced delete let the node go; adopt nothing */
+	const char *plan_uid;      /* HANDOVER_ANN_PLAN_UID: the uid of the plan that started the handover, NULL when absent */
 	bool plugin_enabled;       /* device-plugin label has its enabled value */
 	bool dra_enabled;          /* DRA label has its enabled value */
 	bool bad_record;           /* annotations present but unreadable: act on nothing */
@@ -140,6 +142,13 @@ typedef struct {
 	const handover_ads_t *ads;
 	handover_goal_t goal;
 	int64_t now_ms; /* wall clock, ms since the epoch: deadlines compare with recorded step starts */
+	/*
+	 * The plan object's uid, recorded when a handover starts: a node whose
+	 * records carry another uid was left by an earlier plan of the same name
+	 * and is never adopted. NULL: not checked (records without a uid, from
+	 * drashift 0.1.0, are adopted by name).
+	 */
+	const char *plan_uid;
 } handover_input_t;
 
 /* Decide the next action for one node. Free the decision with handover_decision_free. */

@@ -399,6 +399,53 @@ static void test_release_and_adoption_refused(void **state)
 	handover_decision_free(&d);
 }
 
+/*
+ * The plan's uid is recorded when a handover starts; a node whose records
+ * carry another uid was left by an earlier plan of the same name (its
+ * finalizer removed by hand) and is neither continued nor released by the
+ * new one. Records without a uid (drashift 0.1.0) are adopted by name.
+ */
+static void test_a_new_plan_of_the_same_name_adopts_nothing(void **state)
+{
+	(void)state;
+	node_t n;
+	handover_decision_t d;
+	handover_state_t st;
+	make_node(&n, HANDOVER_LEGACY, 0, 1, 0, false, false, 0);
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	handover_read(&plan, &n.node, &st);
+	handover_input_t in = { .plan = &plan, .pool = &pool, .node = &n.node, .state = &st, .usage = &w.usage,
+				.ads = &w.ads, .goal = w.goal, .now_ms = NOW_MS, .plan_uid = "uid-2" };
+	handover_decide(&in, &d);
+	assert_non_null(strstr(d.patch, "\"" HANDOVER_ANN_PLAN_UID "\":\"uid-2\""));
+	handover_decision_free(&d);
+
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_PLAN_UID, "uid-1" };
+	handover_read(&plan, &n.node, &st);
+	for (int release = 0; release < 2; release++) {
+		if (release)
+			handover_release(&in, &d);
+		else
+			handover_decide(&in, &d);
+		assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+		assert_string_equal(d.reason, "OrphanedNode");
+		assert_non_null(strstr(d.message, "earlier plan named gpu (uid uid-1)"));
+		handover_decision_free(&d);
+	}
+	/* The same uid, or none recorded: the plan's own node, moved on. */
+	const char *same[] = { "uid-2", NULL };
+	for (size_t i = 0; i < 2; i++) {
+		make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+		if (same[i])
+			n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_PLAN_UID, (char *)same[i] };
+		handover_read(&plan, &n.node, &st);
+		handover_decide(&in, &d);
+		assert_int_not_equal(d.act, HANDOVER_ACT_REFUSE);
+		handover_decision_free(&d);
+	}
+}
+
 static void test_start_records_cordon_owner_and_device_count(void **state)
 {
 	(void)state;
@@ -537,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_release_transitions),
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
+		cmocka_unit_test(test_a_new_plan_of_the_same_name_adopts_nothing),
 		cmocka_unit_test(test_a_node_advertising_nothing_has_an_unknown_count),
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
