@@ -44,14 +44,15 @@ kube_version() { awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }'
 etcd_version() { awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ { print $2; exit }' "$DRASHIFT_ROOT/tools/go.mod"; }
 
 # go build with progress: a line every 15 s with the packages compiled so far,
-# instead of minutes of silence on a cold cache.
+# instead of minutes of silence on a cold cache. It builds in the module
+# tools/, or in the one GO_MODULE_DIR names.
 go_build_with_progress() {
 	local what=$1 out=$2; shift 2
-	local total start log
-	total=$(cd "$DRASHIFT_ROOT/tools" && go list -deps "$what" 2>/dev/null | wc -l)
+	local total start log module=${GO_MODULE_DIR:-$DRASHIFT_ROOT/tools}
+	total=$(cd "$module" && go list -deps "$what" 2>/dev/null | wc -l)
 	start=$(date +%s)
 	log=$(mktemp)
-	(cd "$DRASHIFT_ROOT/tools" && go build -v -trimpath "$@" -o "$out" "$what") >"$log" 2>&1 &
+	(cd "$module" && go build -v -trimpath "$@" -o "$out" "$what") >"$log" 2>&1 &
 	local pid=$! last=0 now
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
@@ -138,6 +139,35 @@ go_tool_image() {
 		mv "$out.$$" "$out"
 	fi
 	printf '%s\n' "$out"
+}
+
+# helm_binary: print the path of helm, built from helm.sh/helm/v4 at the
+# version tools/helm/go.mod pins, building it first if needed (cached under
+# $DRASHIFT_CACHE/helm/<version>-<hash of tools/helm/go.mod and go.sum>).
+# helm is a module of its own because it needs other Kubernetes library
+# versions than the control plane; that keeps tools/go.mod, and so the
+# control plane's cache key, out of it.
+helm_binary() {
+	local module=$DRASHIFT_ROOT/tools/helm version key dir
+	version=$(awk '$1 == "helm.sh/helm/v4" { print $2; exit }' "$module/go.mod")
+	[ -n "$version" ] || die "tools/helm/go.mod pins no helm.sh/helm/v4 version"
+	key=$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/helm/$version-$key"
+	if [ ! -x "$dir/helm" ]; then
+		mkdir -p "$dir"
+		exec 7>"$dir.lock"
+		flock 7
+		if [ ! -x "$dir/helm" ]; then
+			ensure_go
+			say "building helm $version once; later runs reuse $dir"
+			GO_MODULE_DIR=$module CGO_ENABLED=0 go_build_with_progress helm.sh/helm/v4/cmd/helm "$dir/helm.tmp" \
+				-ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.metadata="
+			mv "$dir/helm.tmp" "$dir/helm"
+		fi
+		flock -u 7
+		exec 7>&-
+	fi
+	printf '%s\n' "$dir/helm"
 }
 
 # The fleet simulator (tools/cmd/fleetsim).
