@@ -27,12 +27,11 @@ out=$("$helm" lint --strict -n $NS "$CHART" --set serviceMonitor.enabled=true 2>
 
 # Both sides through one formatter (kubectl kustomize: no comments, sorted
 # keys, objects in a fixed order), so the diff shows objects, not layout.
-normalized() { # FILE...: the objects, as kustomize prints them
+normalized() { # FILE: its objects, as kustomize prints them
 	local dir
 	dir=$(mktemp -d "$TEST_DIR/norm.XXXXXX")
-	cp "$@" "$dir/"
-	printf 'resources:\n' >"$dir/kustomization.yaml"
-	for f in "$@"; do printf -- '- %s\n' "${f##*/}" >>"$dir/kustomization.yaml"; done
+	cp "$1" "$dir/objects.yaml"
+	printf 'resources:\n- objects.yaml\n' >"$dir/kustomization.yaml"
 	kubectl kustomize "$dir"
 }
 mkdir "$TEST_DIR/kustomize"
