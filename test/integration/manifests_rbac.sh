@@ -33,7 +33,7 @@ ctr=.spec.template.spec.containers[0]
 expect_eq "$(dep .spec.replicas)" 2 "replicas"
 expect_eq "$(dep .spec.template.spec.serviceAccountName)" $SA_NAME "serviceAccountName"
 expect_eq "$(dep "$ctr.image")" drashift/controller:0.1.0 "image"
-expect_eq "$(dep "$ctr.args")" '["--leader-elect=true","--http-bind-address=:8080"]' "args"
+expect_eq "$(dep "$ctr.args")" '["--leader-elect=true","--leader-elect-id=drashift-controller","--http-bind-address=:8080"]' "args"
 expect_eq "$(dep "$ctr.env[?(@.name==\"POD_NAME\")].valueFrom.fieldRef.fieldPath")" metadata.name "POD_NAME"
 expect_eq "$(dep "$ctr.env[?(@.name==\"POD_NAMESPACE\")].valueFrom.fieldRef.fieldPath")" metadata.namespace "POD_NAMESPACE"
 expect_eq "$(dep .spec.template.spec.securityContext.runAsNonRoot)" true "pod runAsNonRoot"

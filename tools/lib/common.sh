@@ -44,14 +44,15 @@ kube_version() { awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }'
 etcd_version() { awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ { print $2; exit }' "$DRASHIFT_ROOT/tools/go.mod"; }
 
 # go build with progress: a line every 15 s with the packages compiled so far,
-# instead of minutes of silence on a cold cache.
+# instead of minutes of silence on a cold cache. It builds in the module
+# tools/, or in the one GO_MODULE_DIR names.
 go_build_with_progress() {
 	local what=$1 out=$2; shift 2
-	local total start log
-	total=$(cd "$DRASHIFT_ROOT/tools" && go list -deps "$what" 2>/dev/null | wc -l)
+	local total start log module=${GO_MODULE_DIR:-$DRASHIFT_ROOT/tools}
+	total=$(cd "$module" && go list -deps "$what" 2>/dev/null | wc -l)
 	start=$(date +%s)
 	log=$(mktemp)
-	(cd "$DRASHIFT_ROOT/tools" && go build -v -trimpath "$@" -o "$out" "$what") >"$log" 2>&1 &
+	(cd "$module" && go build -v -trimpath "$@" -o "$out" "$what") >"$log" 2>&1 &
 	local pid=$! last=0 now
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
@@ -70,37 +71,45 @@ go_build_with_progress() {
 	say "built $what in $(($(date +%s) - start)) s"
 }
 
+# cached_go_build BIN PACKAGE NOTE [go build flags...]: print BIN, building
+# PACKAGE into it first when it is missing (NOTE, if not empty, is said
+# before). A lock beside BIN makes parallel callers wait for one build.
+cached_go_build() {
+	local bin=$1 what=$2 note=$3 lock
+	shift 3
+	if [ ! -x "$bin" ]; then
+		mkdir -p "$(dirname "$bin")"
+		exec {lock}>"$(dirname "$bin").lock"
+		flock "$lock"
+		if [ ! -x "$bin" ]; then
+			ensure_go
+			[ -z "$note" ] || say "$note"
+			go_build_with_progress "$what" "$bin.tmp" "$@"
+			mv "$bin.tmp" "$bin"
+		fi
+		exec {lock}>&-
+	fi
+	printf '%s\n' "$bin"
+}
+
 # Print the path of the control-plane binary for the pinned versions, building
 # it first if this machine has not built it yet. The cache key covers the
 # versions and every input of the build, so a changed pin or a changed
 # tools/cmd/kcp rebuilds, and an unchanged one starts in milliseconds.
 kcp_binary() {
-	local kv ev key dir
+	local kv ev key dir minor ldflags="-s -w" pkg
 	kv=$(kube_version) ev=$(etcd_version)
 	[ -n "$kv" ] && [ -n "$ev" ] || die "tools/go.mod pins no k8s.io/kubernetes or etcd version"
 	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go | sha256sum | cut -c1-12)
 	dir="$DRASHIFT_CACHE/kcp/k8s-$kv-etcd-$ev-$key"
-	if [ ! -x "$dir/kcp" ]; then
-		mkdir -p "$dir"
-		exec 9>"$dir.lock"
-		flock 9
-		if [ ! -x "$dir/kcp" ]; then
-			ensure_go
-			say "building the control plane (Kubernetes $kv, etcd $ev) once; later runs reuse $dir"
-			local minor=${kv#v1.}
-			minor=${minor%%.*}
-			local ldflags="-s -w"
-			for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-				ldflags+=" -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-				ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-			done
-			go_build_with_progress ./cmd/kcp "$dir/kcp.tmp" -ldflags="$ldflags"
-			mv "$dir/kcp.tmp" "$dir/kcp"
-		fi
-		flock -u 9
-		exec 9>&-
-	fi
-	printf '%s\n' "$dir/kcp"
+	minor=${kv#v1.}
+	minor=${minor%%.*}
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ldflags+=" -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+		ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+	done
+	cached_go_build "$dir/kcp" ./cmd/kcp \
+		"building the control plane (Kubernetes $kv, etcd $ev) once; later runs reuse $dir" -ldflags="$ldflags"
 }
 
 # go_tool_binary NAME: print the path of tools/cmd/NAME, building it when its
@@ -108,22 +117,9 @@ kcp_binary() {
 # and its .go files>). It shares the module and build caches with the control
 # plane, so it builds in seconds once those are warm.
 go_tool_binary() {
-	local name=$1 key dir
+	local name=$1 key
 	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/"$name"/*.go | sha256sum | cut -c1-12)
-	dir="$DRASHIFT_CACHE/$name/$key"
-	if [ ! -x "$dir/$name" ]; then
-		mkdir -p "$dir"
-		exec 8>"$dir.lock"
-		flock 8
-		if [ ! -x "$dir/$name" ]; then
-			ensure_go
-			go_build_with_progress "./cmd/$name" "$dir/$name.tmp"
-			mv "$dir/$name.tmp" "$dir/$name"
-		fi
-		flock -u 8
-		exec 8>&-
-	fi
-	printf '%s\n' "$dir/$name"
+	cached_go_build "$DRASHIFT_CACHE/$name/$key/$name" "./cmd/$name" ""
 }
 
 # go_tool_image NAME REFERENCE USER: tools/cmd/NAME, built static, as the
@@ -138,6 +134,23 @@ go_tool_image() {
 		mv "$out.$$" "$out"
 	fi
 	printf '%s\n' "$out"
+}
+
+# helm_binary: print the path of helm, built from helm.sh/helm/v4 at the
+# version tools/helm/go.mod pins, building it first if needed (cached under
+# $DRASHIFT_CACHE/helm/<version>-<hash of tools/helm/go.mod and go.sum>).
+# helm is a module of its own because it needs other Kubernetes library
+# versions than the control plane; that keeps tools/go.mod, and so the
+# control plane's cache key, out of it.
+helm_binary() {
+	local module=$DRASHIFT_ROOT/tools/helm version key dir
+	version=$(awk '$1 == "helm.sh/helm/v4" { print $2; exit }' "$module/go.mod")
+	[ -n "$version" ] || die "tools/helm/go.mod pins no helm.sh/helm/v4 version"
+	key=$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/helm/$version-$key"
+	GO_MODULE_DIR=$module CGO_ENABLED=0 cached_go_build "$dir/helm" helm.sh/helm/v4/cmd/helm \
+		"building helm $version once; later runs reuse $dir" \
+		-ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.metadata="
 }
 
 # The fleet simulator (tools/cmd/fleetsim).
