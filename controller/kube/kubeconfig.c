@@ -17,6 +17,7 @@
 #include "kubeconfig.h"
 
 #include "log.h"
+#include "strmap.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -36,6 +37,15 @@
 
 /* Real kubeconfigs are kilobytes; anything this large is a mistake. */
 #define KUBECONFIG_MAX_FILE_SIZE (16u * 1024u * 1024u)
+/*
+ * libyaml's scanner does work proportional to the flow nesting for every
+ * token, and its loader looks anchors up one by one: nesting and anchors
+ * without a bound make parsing quadratic (100,000 nested '[' took minutes).
+ * A kubeconfig nests about eight deep and has no anchors, so these refuse
+ * only files that are not kubeconfigs, before the quadratic work starts.
+ */
+#define KUBECONFIG_MAX_DEPTH 64
+#define KUBECONFIG_MAX_ANCHORS 64
 #define KUBECONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 typedef struct {
@@ -56,6 +66,7 @@ typedef struct {
 	kubeconfig__entry_t *items;
 	size_t len;
 	size_t cap;
+	strmap_t by_name; /* name -> index + 1 into items */
 } kubeconfig__list_t;
 
 typedef struct {
@@ -422,11 +433,8 @@ static int kubeconfig__blob(const kubeconfig__scope_t *s, const char *key, kubec
 
 static kubeconfig__entry_t *kubeconfig__find(const kubeconfig__list_t *list, const char *name)
 {
-	for (size_t i = 0; i < list->len; i++) {
-		if (strcmp(list->items[i].name, name) == 0)
-			return &list->items[i];
-	}
-	return NULL;
+	uintptr_t i = (uintptr_t)strmap_get(&list->by_name, name);
+	return i != 0 ? &list->items[i - 1] : NULL;
 }
 
 /*
@@ -489,6 +497,7 @@ static int kubeconfig__collect(kubeconfig__file_t *f, yaml_node_t *root, const c
 			list->items = xrealloc(list->items, list->cap * sizeof(*list->items));
 		}
 		kubeconfig__entry_t *e = &list->items[list->len++];
+		strmap_put(&list->by_name, name, (void *)(uintptr_t)list->len);
 		e->name = name;
 		e->label = xasprintf("%s[%s].%s", kind, q, body_key);
 		e->body = body;
@@ -521,6 +530,56 @@ static int kubeconfig__merge_file(kubeconfig__merged_t *m, kubeconfig__file_t *f
 	    kubeconfig__collect(f, root, "contexts", "context", &m->contexts, err, errlen) != 0)
 		return -1;
 	return 0;
+}
+
+/*
+ * Walks the events of data once, stopping at the first collection nested
+ * deeper than KUBECONFIG_MAX_DEPTH or anchor beyond KUBECONFIG_MAX_ANCHORS,
+ * so that the load that follows does linear work. Syntax errors are left to
+ * the load, which reports them with their line.
+ */
+static int kubeconfig__check_shape(const char *path, const char *data, size_t len, char *err,
+				   size_t errlen)
+{
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return kubeconfig__fail(err, errlen, "kubeconfig %s: cannot initialize the parser",
+					path);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+	int rc = 0;
+	size_t depth = 0, anchors = 0;
+	for (;;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev))
+			break;
+		yaml_event_type_t type = ev.type;
+		bool anchored = (type == YAML_SCALAR_EVENT && ev.data.scalar.anchor != NULL) ||
+				(type == YAML_SEQUENCE_START_EVENT && ev.data.sequence_start.anchor != NULL) ||
+				(type == YAML_MAPPING_START_EVENT && ev.data.mapping_start.anchor != NULL);
+		size_t line = ev.start_mark.line + 1;
+		yaml_event_delete(&ev);
+		if (anchored && ++anchors > KUBECONFIG_MAX_ANCHORS) {
+			rc = kubeconfig__fail(err, errlen,
+					      "kubeconfig %s: line %zu: more than %d anchors; a kubeconfig "
+					      "needs none",
+					      path, line, KUBECONFIG_MAX_ANCHORS);
+			break;
+		}
+		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+			if (++depth > KUBECONFIG_MAX_DEPTH) {
+				rc = kubeconfig__fail(err, errlen,
+						      "kubeconfig %s: line %zu: nested more than %d deep",
+						      path, line, KUBECONFIG_MAX_DEPTH);
+				break;
+			}
+		} else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (type == YAML_STREAM_END_EVENT) {
+			break;
+		}
+	}
+	yaml_parser_delete(&parser);
+	return rc;
 }
 
 /*
@@ -562,6 +621,10 @@ static int kubeconfig__read_file(kubeconfig__file_t *f, const char *path, char *
 	f->dir = xstrndup(abs, slash == abs ? 1 : (size_t)(slash - abs));
 	free(abs);
 
+	if (kubeconfig__check_shape(path, data, len, err, errlen) != 0) {
+		free(data);
+		return -1;
+	}
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		free(data);
@@ -601,6 +664,7 @@ static void kubeconfig__merged_free(kubeconfig__merged_t *m)
 		for (size_t i = 0; i < lists[l]->len; i++)
 			free(lists[l]->items[i].label);
 		free(lists[l]->items);
+		strmap_clear(&lists[l]->by_name, NULL);
 	}
 	memset(m, 0, sizeof(*m));
 }

@@ -410,6 +410,84 @@ static void test_error_truncated_to_errlen(void **state)
 	assert_int_equal(kubeconfig_load_files(F("basic.yaml"), "staging", &cfg, NULL, 0), -1);
 }
 
+/* ---- large and hostile files ---- */
+
+/* A temporary file holding what gen writes; returns its path (free it, unlink it). */
+static char *write_temp(void (*gen)(FILE *f, void *arg), void *arg)
+{
+	char *path = xstrdup("/tmp/drashift-kubeconfig-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	gen(f, arg);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static void gen_many_clusters(FILE *f, void *arg)
+{
+	int n = *(int *)arg;
+	fputs("apiVersion: v1\nkind: Config\ncurrent-context: last\nclusters:\n", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "- name: c%d\n  cluster:\n    server: https://10.0.%d.%d:6443\n", i, i / 256 % 256, i % 256);
+	fprintf(f, "contexts:\n- name: last\n  context:\n    cluster: c%d\n", n - 1);
+}
+
+/* A fleet's worth of clusters in one file loads, and the last one is found by name. */
+static void test_forty_thousand_clusters_load(void **state)
+{
+	(void)state;
+	int n = 40000;
+	char *path = write_temp(gen_many_clusters, &n);
+	kubeconfig_t cfg;
+	load_files_ok(path, NULL, &cfg);
+	assert_string_equal(cfg.server, "https://10.0.156.63:6443");
+	kubeconfig_free(&cfg);
+	unlink(path);
+	free(path);
+}
+
+static void gen_repeated(FILE *f, void *arg)
+{
+	const char *const *parts = arg; /* prefix, unit, count */
+	fputs(parts[0], f);
+	for (long i = strtol(parts[2], NULL, 10); i > 0; i--)
+		fputs(parts[1], f);
+}
+
+/* Nesting and anchors that would make the parser quadratic are refused up front, by name. */
+static void test_deep_nesting_and_anchors_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *parts[3];
+		const char *want; /* after "kubeconfig PATH: " */
+	} cases[] = {
+		{ { "", "[", "100000" }, "line 1: nested more than 64 deep" },
+		{ { "", "{a: ", "100000" }, "line 1: nested more than 64 deep" },
+		{ { "clusters:\n", "- ", "1000" }, "line 2: nested more than 64 deep" },
+		{ { "x:\n", "- &a x\n", "100000" }, "line 66: more than 64 anchors; a kubeconfig needs none" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *path = write_temp(gen_repeated, (void *)cases[i].parts);
+		char want[512];
+		snprintf(want, sizeof(want), "kubeconfig %s: %s", path, cases[i].want);
+		const char *err = load_files_fail(path, NULL);
+		if (strcmp(err, want) != 0)
+			fail_msg("case %zu:\n got  \"%s\"\n want \"%s\"", i, err, want);
+		unlink(path);
+		free(path);
+	}
+	/* Nesting up to the limit is fine (the file is then refused for what it is, not for its depth). */
+	static const char *const ok[3] = { "", "[", "63" };
+	char *path = write_temp(gen_repeated, (void *)ok);
+	const char *err = load_files_fail(path, NULL);
+	assert_null(strstr(err, "nested"));
+	unlink(path);
+	free(path);
+}
+
 /* ---- in-cluster ---- */
 
 typedef struct {
@@ -675,6 +753,8 @@ int main(void)
 		T(test_errors),
 		T(test_error_exec_auth_unsupported),
 		T(test_error_truncated_to_errlen),
+		T(test_forty_thousand_clusters_load),
+		T(test_deep_nesting_and_anchors_refused),
 		T_SA(test_in_cluster),
 		T_SA(test_in_cluster_ipv6_host_bracketed),
 		T_SA(test_in_cluster_missing_token),
