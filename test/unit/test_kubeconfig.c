@@ -366,6 +366,24 @@ static void test_errors(void **state)
 		  "kubeconfig " F("duplicate.yaml") ": clusters[\"c\"]: name defined twice" },
 		{ F("not-a-list.yaml"), NULL,
 		  "kubeconfig " F("not-a-list.yaml") ": clusters: expected a list" },
+		{ F("exec.yaml"), "always",
+		  "kubeconfig " F("exec.yaml") ": users[\"always\"].user.exec.interactiveMode: Always needs a terminal and drashift runs without one; use Never or IfAvailable" },
+		{ F("exec.yaml"), "no-mode",
+		  "kubeconfig " F("exec.yaml") ": users[\"no-mode\"].user.exec.interactiveMode: missing; use Never or IfAvailable" },
+		{ F("exec.yaml"), "bad-mode",
+		  "kubeconfig " F("exec.yaml") ": users[\"bad-mode\"].user.exec.interactiveMode: \"Sometimes\" is not Never, IfAvailable or Always" },
+		{ F("exec.yaml"), "old-version",
+		  "kubeconfig " F("exec.yaml") ": users[\"old-version\"].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not client.authentication.k8s.io/v1 or /v1beta1" },
+		{ F("exec.yaml"), "no-version",
+		  "kubeconfig " F("exec.yaml") ": users[\"no-version\"].user.exec.apiVersion: missing" },
+		{ F("exec.yaml"), "no-command",
+		  "kubeconfig " F("exec.yaml") ": users[\"no-command\"].user.exec.command: missing" },
+		{ F("exec.yaml"), "env-no-name",
+		  "kubeconfig " F("exec.yaml") ": users[\"env-no-name\"].user.exec.env[0].name: missing" },
+		{ F("exec.yaml"), "args-not-list",
+		  "kubeconfig " F("exec.yaml") ": users[\"args-not-list\"].user.exec.args: expected a list of strings" },
+		{ F("exec.yaml"), "with-token",
+		  "kubeconfig " F("exec.yaml") ": users[\"with-token\"].user.exec: cannot be combined with token, tokenFile or a client certificate; set only one" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *err = load_files_fail(cases[i].list, cases[i].context);
@@ -375,13 +393,49 @@ static void test_errors(void **state)
 	}
 }
 
+/* The exec plugin of the managed clouds: what runs, with what, and how. */
+static void test_exec_plugin(void **state)
+{
+	(void)state;
+	kubeconfig_t cfg;
+	load_files_ok(F("exec.yaml"), NULL, &cfg);
+	assert_non_null(cfg.exec);
+	assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1");
+	/* A command with a '/' resolves against the kubeconfig's folder, as in kubectl. */
+	assert_string_equal(cfg.exec->command, F("bin/get-token"));
+	assert_int_equal(cfg.exec->nargs, 4);
+	assert_string_equal(cfg.exec->args[0], "eks");
+	assert_string_equal(cfg.exec->args[3], "prod");
+	assert_int_equal(cfg.exec->nenv, 2);
+	assert_string_equal(cfg.exec->env[0], "AWS_PROFILE=prod");
+	assert_string_equal(cfg.exec->env[1], "EMPTY=");
+	assert_string_equal(cfg.exec->interactive_mode, "Never");
+	assert_false(cfg.exec->provide_cluster_info);
+	assert_null(cfg.exec->install_hint);
+	assert_null(cfg.token);
+	kubeconfig_exec_t *copy = kubeconfig_exec_dup(cfg.exec);
+	assert_string_equal(copy->args[2], "--cluster-name");
+	assert_string_equal(copy->env[0], "AWS_PROFILE=prod");
+	kubeconfig_exec_free(copy);
+	kubeconfig_free(&cfg);
+
+	/* v1beta1 defaults interactiveMode to IfAvailable; a bare command is looked up in PATH. */
+	load_files_ok(F("exec.yaml"), "gke", &cfg);
+	assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1");
+	assert_string_equal(cfg.exec->command, "gke-gcloud-auth-plugin");
+	assert_string_equal(cfg.exec->interactive_mode, "IfAvailable");
+	assert_true(cfg.exec->provide_cluster_info);
+	assert_int_equal(cfg.exec->nargs, 0);
+	assert_string_equal(cfg.exec->install_hint, "install it with gcloud components install gke-gcloud-auth-plugin");
+	kubeconfig_free(&cfg);
+}
+
 static void test_error_exec_auth_unsupported(void **state)
 {
 	(void)state;
 	const char *err = load_files_fail(F("bad-users.yaml"), "exec");
 	assert_contains(err, "kubeconfig " F("bad-users.yaml")
-			     ": users[\"u\"].user.exec: exec credential plugins are not "
-			     "supported");
+			     ": users[\"u\"].user.exec.interactiveMode: missing");
 	err = load_files_fail(F("bad-users.yaml"), "oidc");
 	assert_contains(err, "kubeconfig " F("bad-users.yaml")
 			     ": users[\"oidc\"].user.auth-provider: auth providers are not "
@@ -751,6 +805,7 @@ int main(void)
 		T(test_merge_first_definition_wins),
 		T(test_merge_with_empty_file),
 		T(test_errors),
+		T(test_exec_plugin),
 		T(test_error_exec_auth_unsupported),
 		T(test_error_truncated_to_errlen),
 		T(test_forty_thousand_clusters_load),
