@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -213,6 +214,42 @@ static void exec_credential_one_line(char *s)
 		s[--n] = '\0';
 }
 
+/*
+ * The program to run: a command with a '/' as it is, a bare name searched in
+ * $PATH. Done here rather than by posix_spawnp so that a missing plugin is
+ * always "No such file or directory" (glibc may report a failed exec as the
+ * child's exit status 127 instead). NULL with errno set when there is none.
+ */
+static char *exec_credential_lookup(const char *command)
+{
+	if (strchr(command, '/') != NULL) {
+		if (access(command, X_OK) != 0)
+			return NULL;
+		return xstrdup(command);
+	}
+	const char *path = getenv("PATH");
+	if (path == NULL || path[0] == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	int saved = ENOENT;
+	for (const char *p = path;;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *candidate = len ? xasprintf("%.*s/%s", (int)len, p, command) : xasprintf("./%s", command);
+		struct stat st;
+		if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(candidate, X_OK) == 0)
+				return candidate;
+			saved = EACCES;
+		}
+		free(candidate);
+		if (end == NULL)
+			break;
+		p = end + 1;
+	}
+	errno = saved;
+	return NULL;
+}
+
 static uint64_t exec_credential_now_ms(void)
 {
 	struct timespec ts;
@@ -273,10 +310,18 @@ int exec_credential_run(const kubeconfig_t *cfg, unsigned timeout_ms, exec_crede
 {
 	const kubeconfig_exec_t *x = cfg->exec;
 	memset(out, 0, sizeof(*out));
+	char *program = exec_credential_lookup(x->command);
+	if (program == NULL)
+		return exec_credential_fail(err, errlen, "exec plugin %s: cannot run: %s%s%s", x->command,
+					    strerror(errno), x->install_hint ? "; " : "",
+					    x->install_hint ? x->install_hint : "");
 	int out_pipe[2], err_pipe[2];
-	if (pipe2(out_pipe, O_CLOEXEC) != 0)
+	if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+		free(program);
 		return exec_credential_fail(err, errlen, "exec plugin %s: %s", x->command, strerror(errno));
+	}
 	if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+		free(program);
 		close(out_pipe[0]);
 		close(out_pipe[1]);
 		return exec_credential_fail(err, errlen, "exec plugin %s: %s", x->command, strerror(errno));
@@ -302,7 +347,8 @@ int exec_credential_run(const kubeconfig_t *cfg, unsigned timeout_ms, exec_crede
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
 	pid_t pid;
-	int spawn_rc = posix_spawnp(&pid, x->command, &fa, &attr, argv, envp);
+	int spawn_rc = posix_spawn(&pid, program, &fa, &attr, argv, envp);
+	free(program);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	free(argv);
