@@ -17,8 +17,15 @@
 
 #include "kubeconfig.h"
 
-/* How long a plugin may run before it is killed and its run counts as failed. */
-#define EXEC_CREDENTIAL_TIMEOUT_MS 10000u
+/*
+ * How long a plugin may run before it is killed and its run counts as failed:
+ * at start, before the loop serves anything, and later, while the loop waits
+ * (half the Lease's default renew deadline).
+ */
+#define EXEC_CREDENTIAL_START_TIMEOUT_MS 30000u
+#define EXEC_CREDENTIAL_TIMEOUT_MS 5000u
+/* After a failed run, requests fail at once for this long instead of running the plugin again. */
+#define EXEC_CREDENTIAL_RETRY_MS 10000u
 
 typedef struct {
 	char *token;            /* status.token, or NULL */

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ struct kube_http {
 	exec_credential_t cred; /* the exec plugin's last credential (cfg.exec) */
 	bool have_cred;
 	unsigned cred_gen; /* bumped at every plugin run: a 401 on an older one just retries */
+	uint64_t plugin_failed_ms; /* uv_now() of the last failed run, 0 if the last run worked */
+	char plugin_error[1024];   /* its message, repeated until the next run */
 	kube_http_call_t *calls; /* not yet finished, doubly linked */
 	kube_http_observer_cb observer;
 	void *observer_data;
@@ -132,19 +135,35 @@ static int kube_http_refresh_token(kube_http_t *http, char *err, size_t errlen)
 }
 
 /*
- * An exec plugin runs synchronously and at most EXEC_CREDENTIAL_TIMEOUT_MS.
- * It runs at start (before the loop does anything else), when its credential
+ * An exec plugin runs synchronously. It runs at start (before the loop serves
+ * anything; up to EXEC_CREDENTIAL_START_TIMEOUT_MS), when its credential
  * expires (once per token lifetime, typically 15 minutes to an hour) and on a
  * 401 that the current credential earned; plugins answer in well under a
  * second. That keeps every request on one simple path (no queue of requests
  * waiting for a credential) at the price of a rare short stall of the loop,
- * bounded by the timeout, which is below the Lease's renew deadline.
+ * bounded by EXEC_CREDENTIAL_TIMEOUT_MS, half the Lease's renew deadline. A
+ * failed run is not repeated for EXEC_CREDENTIAL_RETRY_MS, so a broken plugin
+ * cannot stall the loop request after request.
  */
 static int kube_http_run_plugin(kube_http_t *http, char *err, size_t errlen)
 {
-	exec_credential_t cred;
-	if (exec_credential_run(&http->cfg, EXEC_CREDENTIAL_TIMEOUT_MS, &cred, err, errlen) != 0)
+	uint64_t now = uv_now(http->loop);
+	if (http->plugin_failed_ms != 0 && now - http->plugin_failed_ms < EXEC_CREDENTIAL_RETRY_MS) {
+		snprintf(err, errlen, "%s", http->plugin_error);
 		return -1;
+	}
+	exec_credential_t cred;
+	unsigned timeout = http->cred_gen == 0 ? EXEC_CREDENTIAL_START_TIMEOUT_MS : EXEC_CREDENTIAL_TIMEOUT_MS;
+	if (exec_credential_run(&http->cfg, timeout, &cred, err, errlen) != 0) {
+		uv_update_time(http->loop);
+		http->plugin_failed_ms = uv_now(http->loop);
+		if (http->plugin_failed_ms == 0)
+			http->plugin_failed_ms = 1;
+		snprintf(http->plugin_error, sizeof(http->plugin_error), "%s", err);
+		return -1;
+	}
+	uv_update_time(http->loop); /* the loop's clock stood still while the plugin ran */
+	http->plugin_failed_ms = 0;
 	exec_credential_free(&http->cred);
 	http->cred = cred;
 	http->have_cred = true;

@@ -6,8 +6,8 @@
  * context name, which file's mapping defines it (the first one wins, as in
  * kubectl). Only the context that is finally chosen, and the cluster and user
  * it names, are read field by field. That keeps a kubeconfig usable when some
- * other user in it relies on something drashift does not support (an exec
- * plugin for another cloud, say), and it means every field error can name the
+ * other user in it relies on something drashift does not support (an auth
+ * provider, say), and it means every field error can name the
  * file that really defined the field.
  *
  * Every error is one line: "kubeconfig FILE: FIELD: problem". Names and values
