@@ -56,6 +56,17 @@ void exec_credential_free(exec_credential_t *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A message on one line: control bytes become spaces, trailing space trimmed. */
+static void exec_credential_one_line(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	size_t n = strlen(s);
+	while (n > 0 && s[n - 1] == ' ')
+		s[--n] = '\0';
+}
+
 static const char *exec_credential_string(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -107,6 +118,8 @@ int exec_credential_decode(const char *json, size_t len, const char *api_version
 		exec_credential_fail(err, errlen, "stdout: status.expirationTimestamp is not an RFC 3339 time");
 	else
 		rc = 0;
+	if (rc != 0 && err != NULL && errlen > 0)
+		exec_credential_one_line(err); /* the plugin's apiVersion may hold anything */
 	if (rc == 0) {
 		out->token = token ? xstrdup(token) : NULL;
 		out->cert = exec_credential_blob(cert);
@@ -203,16 +216,6 @@ static char **exec_credential_envp(const kubeconfig_t *cfg, char *info_entry)
 	return envp;
 }
 
-/* stderr on one line: control bytes become spaces, trailing space trimmed. */
-static void exec_credential_one_line(char *s)
-{
-	for (char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	size_t n = strlen(s);
-	while (n > 0 && s[n - 1] == ' ')
-		s[--n] = '\0';
-}
 
 /*
  * The program to run: a command with a '/' as it is, a bare name searched in
