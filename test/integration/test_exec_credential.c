@@ -31,8 +31,8 @@ static char kubeconfig[600];  /* the cluster of env, the user an exec plugin */
 
 /*
  * The plugin: counts its runs, keeps what KUBERNETES_EXEC_INFO said, prints
- * the token (or "bad" once after bad-next is created, or fails when fail
- * exists) with an expiry TTL seconds ahead (TTL comes from the kubeconfig's env).
+ * the token (or a refused one once after bad-next is created, or always while
+ * bad-always exists, or fails when fail exists) with an expiry TTL seconds ahead (TTL comes from the kubeconfig's env).
  */
 static const char plugin[] =
 	"#!/bin/sh\n"
@@ -43,6 +43,7 @@ static const char plugin[] =
 	"if [ -e \"$dir/fail\" ]; then echo \"token service unreachable: connection refused\" >&2; exit 3; fi\n"
 	"token=$(cat \"$dir/token\")\n"
 	"if [ -e \"$dir/bad-next\" ]; then rm \"$dir/bad-next\"; token=not-a-valid-token; fi\n"
+	"if [ -e \"$dir/bad-always\" ]; then token=not-a-valid-token; fi\n"
 	"exp=$(date -u -d \"+$TTL seconds\" +%Y-%m-%dT%H:%M:%SZ)\n"
 	"printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
 	"\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}\\n' \"$token\" \"$exp\"\n";
@@ -78,7 +79,7 @@ static void plugin_touch(const char *name)
 static void plugin_reset(void)
 {
 	char path[600];
-	static const char *const names[] = { "runs", "bad-next", "fail" };
+	static const char *const names[] = { "runs", "bad-next", "bad-always", "fail" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		plugin_file(path, sizeof(path), names[i]);
 		unlink(path);
@@ -187,24 +188,12 @@ static void test_refused_token_gives_401_after_one_rerun(void **state)
 	(void)state;
 	plugin_reset();
 	write_kubeconfig(3600, false);
-	char path[600];
-	plugin_file(path, sizeof(path), "token");
-	char *good;
-	assert_int_equal(testenv_sh_output(&env, &good, "cat %s", path), 0);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("not-a-valid-token", f);
-	fclose(f);
+	plugin_touch("bad-always");
 	uv_loop_t loop;
 	kube_http_t *http = client_open(&loop);
 	assert_int_equal(list_pods(&loop, http), 401);
 	assert_int_equal(plugin_runs(), 2); /* the start, and one re-run for the request */
 	assert_int_equal(testenv_client_close(&loop, http), 0);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(good, f);
-	fclose(f);
-	free(good);
 }
 
 static void test_failing_plugin_is_reported_with_its_stderr(void **state)
