@@ -378,22 +378,41 @@ static char *events_print(cJSON *obj)
 	return copy;
 }
 
+/* A Time (whole seconds) from a MicroTime: "2006-01-02T15:04:05.000000Z" -> "2006-01-02T15:04:05Z". */
+static void events_seconds(const char *micro, char out[EVENTS_MICROTIME_LEN])
+{
+	snprintf(out, EVENTS_MICROTIME_LEN, "%.19sZ", micro);
+}
+
+/*
+ * A core/v1 Event carrying both the events.k8s.io/v1 fields (eventTime,
+ * reportingComponent, action) and the legacy ones (firstTimestamp,
+ * lastTimestamp, count). `kubectl describe` sorts Events on lastTimestamp,
+ * and the events.k8s.io/v1 API refuses a create that sets its
+ * deprecatedLastTimestamp ("needs to be unset"), so the write goes through
+ * core/v1 as client-go's tools/record does.
+ */
 char *events_event_body(const events_event_t *ev)
 {
 	const events_object_ref_t *r = ev->regarding;
 	char *note = xstrdup(events_str(ev->note));
 	events_utf8_truncate(note, EVENTS_NOTE_MAX);
+	char seconds[EVENTS_MICROTIME_LEN];
+	events_seconds(ev->event_time, seconds);
 
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
+	cJSON_AddStringToObject(o, "apiVersion", "v1");
 	cJSON_AddStringToObject(o, "kind", "Event");
 	cJSON *md = cJSON_AddObjectToObject(o, "metadata");
 	cJSON_AddStringToObject(md, "name", ev->name);
 	cJSON_AddStringToObject(md, "namespace", ev->namespace);
 	cJSON_AddStringToObject(o, "eventTime", ev->event_time);
-	cJSON_AddStringToObject(o, "reportingController", ev->reporting_controller);
+	cJSON_AddStringToObject(o, "firstTimestamp", seconds);
+	cJSON_AddStringToObject(o, "lastTimestamp", seconds);
+	cJSON_AddNumberToObject(o, "count", 1);
+	cJSON_AddStringToObject(o, "reportingComponent", ev->reporting_controller);
 	cJSON_AddStringToObject(o, "reportingInstance", ev->reporting_instance);
-	cJSON *reg = cJSON_AddObjectToObject(o, "regarding");
+	cJSON *reg = cJSON_AddObjectToObject(o, "involvedObject");
 	if (r->api_version && r->api_version[0])
 		cJSON_AddStringToObject(reg, "apiVersion", r->api_version);
 	cJSON_AddStringToObject(reg, "kind", events_str(r->kind));
@@ -405,18 +424,21 @@ char *events_event_body(const events_event_t *ev)
 	cJSON_AddStringToObject(o, "type", ev->type);
 	cJSON_AddStringToObject(o, "reason", ev->reason);
 	cJSON_AddStringToObject(o, "action", ev->action);
-	cJSON_AddStringToObject(o, "note", note);
+	cJSON_AddStringToObject(o, "message", note);
 	free(note);
 	return events_print(o);
 }
 
 char *events_series_patch(uint64_t count, const char *last_observed)
 {
-	/* series.count is an int32 in the API. */
+	/* series.count and count are int32s in the API. */
 	if (count > INT32_MAX)
 		count = INT32_MAX;
-	return xasprintf("{\"series\":{\"count\":%" PRIu64 ",\"lastObservedTime\":\"%s\"}}", count,
-			 last_observed);
+	char seconds[EVENTS_MICROTIME_LEN];
+	events_seconds(last_observed, seconds);
+	return xasprintf("{\"count\":%" PRIu64 ",\"lastTimestamp\":\"%s\",\"series\":{\"count\":%" PRIu64
+			 ",\"lastObservedTime\":\"%s\"}}",
+			 count, seconds, count, last_observed);
 }
 
 /* ---- the recorder --------------------------------------------------------- */
@@ -638,8 +660,7 @@ static void events_send(events_recorder_t *rec, events_series_t *s, bool create,
 
 static void events_patch_series(events_recorder_t *rec, events_series_t *s)
 {
-	char *path = xasprintf("/apis/events.k8s.io/v1/namespaces/%s/events/%s", s->event_namespace,
-			       s->event_name);
+	char *path = xasprintf("/api/v1/namespaces/%s/events/%s", s->event_namespace, s->event_name);
 	char *body = events_series_patch(s->count, s->last_observed);
 	events_send(rec, s, false, "PATCH", path, "application/merge-patch+json", body);
 	free(body);
@@ -710,7 +731,7 @@ static void events_create(events_recorder_t *rec, const char *key, const events_
 		.note = note,
 	};
 	char *body = events_event_body(&ev);
-	char *path = xasprintf("/apis/events.k8s.io/v1/namespaces/%s/events", s->event_namespace);
+	char *path = xasprintf("/api/v1/namespaces/%s/events", s->event_namespace);
 	events_send(rec, s, true, "POST", path, "application/json", body);
 	free(path);
 	free(body);

@@ -1,10 +1,16 @@
 /*
- * Kubernetes Events (events.k8s.io/v1) about the objects drashift acts on,
- * aggregated on the client so that a flapping condition cannot flood the API.
+ * Kubernetes Events about the objects drashift acts on, aggregated on the
+ * client so that a flapping condition cannot flood the API.
+ *
+ * Each Event carries the events.k8s.io/v1 fields (eventTime, series,
+ * reportingController, action) and the core/v1 ones `kubectl describe` reads
+ * (firstTimestamp, lastTimestamp, count): describe sorts on lastTimestamp,
+ * which an events.k8s.io/v1 write may not set, so Events are written through
+ * the core/v1 API (/api/v1/.../events), as client-go's tools/record does.
  *
  * Identical events (same regarding object, type, reason, action and note)
  * within a window (10 minutes) of the first one become a single Event whose
- * `series {count, lastObservedTime}` grows: the first occurrence POSTs the
+ * `series {count, lastObservedTime}` (and count, lastTimestamp) grow: the first occurrence POSTs the
  * Event, repeats only bump a local counter (no API call), and a flush timer
  * (every 10 s) sends one JSON merge patch of `series` for each Event whose
  * count changed. The first occurrence after the window starts a new Event.
@@ -244,9 +250,9 @@ typedef struct {
 	const char *type, *reason, *action, *note;
 } events_event_t;
 
-/* The JSON body that creates ev (events.k8s.io/v1 Event). Free it. */
+/* The JSON body that creates ev (a core/v1 Event with the events.k8s.io/v1 fields). Free it. */
 char *events_event_body(const events_event_t *ev);
-/* The JSON merge patch that brings an Event's series to count. Free it. */
+/* The JSON merge patch that brings an Event's series, count and lastTimestamp to count. Free it. */
 char *events_series_patch(uint64_t count, const char *last_observed);
 
 #endif

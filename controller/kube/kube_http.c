@@ -4,14 +4,20 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
 
 #include "buf.h"
+#include "exec_credential.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "xalloc.h"
 
 #define KUBE_HTTP_DEFAULT_TIMEOUT_MS 30000L
@@ -25,8 +31,13 @@ struct kube_http {
 	CURLM *multi;
 	uv_timer_t timer;
 	kubeconfig_t cfg; /* private deep copy of the strings this client needs */
-	char *token;      /* current bearer token (inline, or last read from token_file) */
+	char *token;      /* current bearer token (inline, last read from token_file, or the plugin's) */
 	struct timespec token_mtime;
+	exec_credential_t cred; /* the exec plugin's last credential (cfg.exec) */
+	bool have_cred;
+	unsigned cred_gen; /* bumped at every plugin run: a 401 on an older one just retries */
+	uint64_t plugin_failed_ms; /* uv_now() of the last failed run, 0 if the last run worked */
+	char plugin_error[1024];   /* its message, repeated until the next run */
 	kube_http_call_t *calls; /* not yet finished, doubly linked */
 	kube_http_observer_cb observer;
 	void *observer_data;
@@ -38,6 +49,9 @@ struct kube_http_call {
 	CURL *easy;
 	struct curl_slist *headers;
 	char *method;
+	char *content_type;
+	unsigned cred_gen;  /* the credential generation of the current attempt */
+	bool reauthed;      /* a 401 already re-ran the plugin (or retried with a newer credential) */
 	char *body;
 	buf_t resp; /* the body, up to the request's max_body */
 	bool resp_over_cap;
@@ -120,6 +134,68 @@ static int kube_http_refresh_token(kube_http_t *http, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * An exec plugin runs synchronously. It runs at start (before the loop serves
+ * anything; up to EXEC_CREDENTIAL_START_TIMEOUT_MS), when its credential
+ * expires (once per token lifetime, typically 15 minutes to an hour) and on a
+ * 401 that the current credential earned; plugins answer in well under a
+ * second. That keeps every request on one simple path (no queue of requests
+ * waiting for a credential) at the price of a rare short stall of the loop,
+ * bounded by EXEC_CREDENTIAL_TIMEOUT_MS, half the Lease's renew deadline. A
+ * failed run is not repeated for EXEC_CREDENTIAL_RETRY_MS, so a broken plugin
+ * cannot stall the loop request after request.
+ */
+static int kube_http_run_plugin(kube_http_t *http, char *err, size_t errlen)
+{
+	uint64_t now = uv_now(http->loop);
+	if (http->plugin_failed_ms != 0 && now - http->plugin_failed_ms < EXEC_CREDENTIAL_RETRY_MS) {
+		snprintf(err, errlen, "%s", http->plugin_error);
+		return -1;
+	}
+	exec_credential_t cred;
+	unsigned timeout = http->cred_gen == 0 ? EXEC_CREDENTIAL_START_TIMEOUT_MS : EXEC_CREDENTIAL_TIMEOUT_MS;
+	if (exec_credential_run(&http->cfg, timeout, &cred, err, errlen) != 0) {
+		uv_update_time(http->loop);
+		http->plugin_failed_ms = uv_now(http->loop);
+		if (http->plugin_failed_ms == 0)
+			http->plugin_failed_ms = 1;
+		snprintf(http->plugin_error, sizeof(http->plugin_error), "%s", err);
+		return -1;
+	}
+	uv_update_time(http->loop); /* the loop's clock stood still while the plugin ran */
+	http->plugin_failed_ms = 0;
+	exec_credential_free(&http->cred);
+	http->cred = cred;
+	http->have_cred = true;
+	http->cred_gen++;
+	free(http->token);
+	http->token = cred.token ? xstrdup(cred.token) : NULL;
+	char when[RFC3339_LEN] = "never";
+	if (cred.expiry_us != 0)
+		rfc3339_format(cred.expiry_us, 0, when, sizeof(when));
+	log_info("exec credential plugin ran", "command", http->cfg.exec->command, "expires", when);
+	return 0;
+}
+
+static bool kube_http_cred_expired(const kube_http_t *http)
+{
+	if (!http->have_cred)
+		return true;
+	if (http->cred.expiry_us == 0)
+		return false;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000 >= http->cred.expiry_us;
+}
+
+/* The token file's or the exec plugin's credential, fresh for the next request. */
+static int kube_http_refresh_credentials(kube_http_t *http, char *err, size_t errlen)
+{
+	if (http->cfg.exec != NULL && kube_http_cred_expired(http))
+		return kube_http_run_plugin(http, err, errlen);
+	return kube_http_refresh_token(http, err, errlen);
+}
+
 /* ---- completion ---------------------------------------------------------- */
 
 static void kube_http_call_unlink(kube_http_call_t *call)
@@ -140,6 +216,7 @@ static void kube_http_call_closed(uv_handle_t *handle)
 	curl_easy_cleanup(call->easy);
 	curl_slist_free_all(call->headers);
 	free(call->method);
+	free(call->content_type);
 	free(call->body);
 	buf_free(&call->resp);
 	free(call);
@@ -237,6 +314,25 @@ static void kube_http_on_retry(uv_timer_t *timer)
 		kube_http_finish(call, CURLE_FAILED_INIT);
 }
 
+/*
+ * A 401 with an exec plugin: once per request, run the plugin again if the
+ * credential that was refused is still the current one (else another request
+ * already did), and send the request again. Returns true when it was resent.
+ */
+static bool kube_http_reauthenticate(kube_http_call_t *call)
+{
+	kube_http_t *http = call->http;
+	if (http->cfg.exec == NULL || call->reauthed)
+		return false;
+	call->reauthed = true;
+	char err[1024];
+	if (call->cred_gen == http->cred_gen && kube_http_run_plugin(http, err, sizeof(err)) != 0) {
+		log_error("cannot authenticate: the exec credential plugin failed after a 401", "error", err);
+		return false;
+	}
+	return kube_http_start_attempt(call) == 0;
+}
+
 static void kube_http_attempt_done(kube_http_call_t *call, CURLcode code)
 {
 	kube_http_t *http = call->http;
@@ -246,6 +342,8 @@ static void kube_http_attempt_done(kube_http_call_t *call, CURLcode code)
 	if (http->observer)
 		http->observer(call->method, status,
 			       (double)(uv_hrtime() - call->attempt_start) / 1e9, http->observer_data);
+	if (status == 401 && !call->cancelled && kube_http_reauthenticate(call))
+		return;
 
 	if (call->retry && !call->receiver_stopped && !call->resp_over_cap &&
 	    kube_http_retryable(code, status)) {
@@ -430,13 +528,16 @@ int kube_http_init(uv_loop_t *loop, const kubeconfig_t *cfg, kube_http_t **out, 
 	http->cfg.client_key_file = kube_http_dup(cfg->client_key_file);
 	http->cfg.client_key = kube_http_dup_blob(cfg->client_key);
 	http->cfg.token_file = kube_http_dup(cfg->token_file);
+	http->cfg.tls_server_name = kube_http_dup(cfg->tls_server_name);
+	http->cfg.exec = kubeconfig_exec_dup(cfg->exec);
 	http->token = kube_http_dup(cfg->token);
 	if (cfg->tls_server_name != NULL)
 		log_warn("kubeconfig tls-server-name is not supported; the server name is checked",
 			 "source", cfg->source);
 
-	if (kube_http_refresh_token(http, err, errlen) != 0) {
+	if (kube_http_refresh_credentials(http, err, errlen) != 0) {
 		kubeconfig_free(&http->cfg);
+		exec_credential_free(&http->cred);
 		free(http->token);
 		free(http);
 		return -1;
@@ -491,6 +592,35 @@ static void kube_http_setup_tls(kube_http_t *http, CURL *easy)
 	}
 }
 
+/* The headers of one attempt: the credential may have changed since the last. */
+static void kube_http_set_headers(kube_http_call_t *call)
+{
+	kube_http_t *http = call->http;
+	curl_slist_free_all(call->headers);
+	call->headers = NULL;
+	call->headers = curl_slist_append(call->headers, "Accept: application/json");
+	call->headers = curl_slist_append(call->headers, "User-Agent: drashift/" DRASHIFT_VERSION);
+	if (call->content_type) {
+		char *h = xasprintf("Content-Type: %s", call->content_type);
+		call->headers = curl_slist_append(call->headers, h);
+		free(h);
+	}
+	if (http->token && http->token[0]) {
+		char *h = xasprintf("Authorization: Bearer %s", http->token);
+		call->headers = curl_slist_append(call->headers, h);
+		OPENSSL_cleanse(h, strlen(h));
+		free(h);
+	}
+	curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
+	if (http->cred.cert.data != NULL) {
+		kube_http_set_blob(call->easy, CURLOPT_SSLCERT_BLOB, &http->cred.cert);
+		curl_easy_setopt(call->easy, CURLOPT_SSLCERTTYPE, "PEM");
+		kube_http_set_blob(call->easy, CURLOPT_SSLKEY_BLOB, &http->cred.key);
+		curl_easy_setopt(call->easy, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	call->cred_gen = http->cred_gen;
+}
+
 /* (Re)start one attempt with what is left of the deadline. */
 static int kube_http_start_attempt(kube_http_call_t *call)
 {
@@ -503,6 +633,12 @@ static int kube_http_start_attempt(kube_http_call_t *call)
 		timeout = (long)(call->deadline - now);
 	}
 	curl_easy_setopt(call->easy, CURLOPT_TIMEOUT_MS, timeout);
+	char err[1024];
+	if (kube_http_refresh_credentials(http, err, sizeof(err)) != 0) {
+		log_error("cannot authenticate", "error", err);
+		return -1;
+	}
+	kube_http_set_headers(call);
 	buf_clear(&call->resp);
 	call->errbuf[0] = '\0';
 	call->retry_after_ms = -1;
@@ -517,13 +653,8 @@ static int kube_http_start_attempt(kube_http_call_t *call)
 int kube_http_request(kube_http_t *http, const kube_http_req_t *req, kube_http_cb cb, void *data,
 		      kube_http_call_t **handle)
 {
-	char err[256];
 	if (http->closing)
 		return -1;
-	if (kube_http_refresh_token(http, err, sizeof(err)) != 0) {
-		log_error("cannot authenticate", "error", err);
-		return -1;
-	}
 	CURL *easy = curl_easy_init();
 	if (easy == NULL)
 		return -1;
@@ -551,19 +682,7 @@ int kube_http_request(kube_http_t *http, const kube_http_req_t *req, kube_http_c
 		curl_easy_setopt(easy, CURLOPT_POSTFIELDS, call->body);
 		curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(req->body ? req->body_len : 0));
 	}
-	call->headers = curl_slist_append(call->headers, "Accept: application/json");
-	call->headers = curl_slist_append(call->headers, "User-Agent: drashift/" DRASHIFT_VERSION);
-	if (req->content_type) {
-		char *h = xasprintf("Content-Type: %s", req->content_type);
-		call->headers = curl_slist_append(call->headers, h);
-		free(h);
-	}
-	if (http->token && http->token[0]) {
-		char *h = xasprintf("Authorization: Bearer %s", http->token);
-		call->headers = curl_slist_append(call->headers, h);
-		free(h);
-	}
-	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, call->headers);
+	call->content_type = req->content_type ? xstrdup(req->content_type) : NULL;
 	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
@@ -611,6 +730,7 @@ static void kube_http_timer_closed(uv_handle_t *handle)
 {
 	kube_http_t *http = handle->data;
 	kubeconfig_free(&http->cfg);
+	exec_credential_free(&http->cred);
 	free(http->token);
 	free(http);
 }

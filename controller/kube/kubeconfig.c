@@ -6,8 +6,8 @@
  * context name, which file's mapping defines it (the first one wins, as in
  * kubectl). Only the context that is finally chosen, and the cluster and user
  * it names, are read field by field. That keeps a kubeconfig usable when some
- * other user in it relies on something drashift does not support (an exec
- * plugin for another cloud, say), and it means every field error can name the
+ * other user in it relies on something drashift does not support (an auth
+ * provider, say), and it means every field error can name the
  * file that really defined the field.
  *
  * Every error is one line: "kubeconfig FILE: FIELD: problem". Names and values
@@ -17,6 +17,7 @@
 #include "kubeconfig.h"
 
 #include "log.h"
+#include "strmap.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -36,6 +37,15 @@
 
 /* Real kubeconfigs are kilobytes; anything this large is a mistake. */
 #define KUBECONFIG_MAX_FILE_SIZE (16u * 1024u * 1024u)
+/*
+ * libyaml's scanner does work proportional to the flow nesting for every
+ * token, and its loader looks anchors up one by one: nesting and anchors
+ * without a bound make parsing quadratic (100,000 nested '[' took minutes).
+ * A kubeconfig nests about eight deep and has no anchors, so these refuse
+ * only files that are not kubeconfigs, before the quadratic work starts.
+ */
+#define KUBECONFIG_MAX_DEPTH 64
+#define KUBECONFIG_MAX_ANCHORS 64
 #define KUBECONFIG_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 typedef struct {
@@ -56,6 +66,7 @@ typedef struct {
 	kubeconfig__entry_t *items;
 	size_t len;
 	size_t cap;
+	strmap_t by_name; /* name -> index + 1 into items */
 } kubeconfig__list_t;
 
 typedef struct {
@@ -422,11 +433,8 @@ static int kubeconfig__blob(const kubeconfig__scope_t *s, const char *key, kubec
 
 static kubeconfig__entry_t *kubeconfig__find(const kubeconfig__list_t *list, const char *name)
 {
-	for (size_t i = 0; i < list->len; i++) {
-		if (strcmp(list->items[i].name, name) == 0)
-			return &list->items[i];
-	}
-	return NULL;
+	uintptr_t i = (uintptr_t)strmap_get(&list->by_name, name);
+	return i != 0 ? &list->items[i - 1] : NULL;
 }
 
 /*
@@ -489,6 +497,7 @@ static int kubeconfig__collect(kubeconfig__file_t *f, yaml_node_t *root, const c
 			list->items = xrealloc(list->items, list->cap * sizeof(*list->items));
 		}
 		kubeconfig__entry_t *e = &list->items[list->len++];
+		strmap_put(&list->by_name, name, (void *)(uintptr_t)list->len);
 		e->name = name;
 		e->label = xasprintf("%s[%s].%s", kind, q, body_key);
 		e->body = body;
@@ -521,6 +530,56 @@ static int kubeconfig__merge_file(kubeconfig__merged_t *m, kubeconfig__file_t *f
 	    kubeconfig__collect(f, root, "contexts", "context", &m->contexts, err, errlen) != 0)
 		return -1;
 	return 0;
+}
+
+/*
+ * Walks the events of data once, stopping at the first collection nested
+ * deeper than KUBECONFIG_MAX_DEPTH or anchor beyond KUBECONFIG_MAX_ANCHORS,
+ * so that the load that follows does linear work. Syntax errors are left to
+ * the load, which reports them with their line.
+ */
+static int kubeconfig__check_shape(const char *path, const char *data, size_t len, char *err,
+				   size_t errlen)
+{
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return kubeconfig__fail(err, errlen, "kubeconfig %s: cannot initialize the parser",
+					path);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+	int rc = 0;
+	size_t depth = 0, anchors = 0;
+	for (;;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev))
+			break;
+		yaml_event_type_t type = ev.type;
+		bool anchored = (type == YAML_SCALAR_EVENT && ev.data.scalar.anchor != NULL) ||
+				(type == YAML_SEQUENCE_START_EVENT && ev.data.sequence_start.anchor != NULL) ||
+				(type == YAML_MAPPING_START_EVENT && ev.data.mapping_start.anchor != NULL);
+		size_t line = ev.start_mark.line + 1;
+		yaml_event_delete(&ev);
+		if (anchored && ++anchors > KUBECONFIG_MAX_ANCHORS) {
+			rc = kubeconfig__fail(err, errlen,
+					      "kubeconfig %s: line %zu: more than %d anchors; a kubeconfig "
+					      "needs none",
+					      path, line, KUBECONFIG_MAX_ANCHORS);
+			break;
+		}
+		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+			if (++depth > KUBECONFIG_MAX_DEPTH) {
+				rc = kubeconfig__fail(err, errlen,
+						      "kubeconfig %s: line %zu: nested more than %d deep",
+						      path, line, KUBECONFIG_MAX_DEPTH);
+				break;
+			}
+		} else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		} else if (type == YAML_STREAM_END_EVENT) {
+			break;
+		}
+	}
+	yaml_parser_delete(&parser);
+	return rc;
 }
 
 /*
@@ -562,6 +621,10 @@ static int kubeconfig__read_file(kubeconfig__file_t *f, const char *path, char *
 	f->dir = xstrndup(abs, slash == abs ? 1 : (size_t)(slash - abs));
 	free(abs);
 
+	if (kubeconfig__check_shape(path, data, len, err, errlen) != 0) {
+		free(data);
+		return -1;
+	}
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		free(data);
@@ -601,6 +664,7 @@ static void kubeconfig__merged_free(kubeconfig__merged_t *m)
 		for (size_t i = 0; i < lists[l]->len; i++)
 			free(lists[l]->items[i].label);
 		free(lists[l]->items);
+		strmap_clear(&lists[l]->by_name, NULL);
 	}
 	memset(m, 0, sizeof(*m));
 }
@@ -654,10 +718,132 @@ static int kubeconfig__build_cluster(const kubeconfig__entry_t *e, kubeconfig_t 
 	return 0;
 }
 
+/* A list of strings (exec.args). */
+static int kubeconfig__strings(const kubeconfig__scope_t *s, const char *key, char ***out, size_t *n)
+{
+	yaml_node_t *seq = kubeconfig__get(&s->file->doc, s->map, key);
+	*out = NULL;
+	*n = 0;
+	if (seq == NULL)
+		return 0;
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return kubeconfig__field_fail(s, key, "expected a list of strings");
+	size_t len = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+	*out = xcalloc(len + 1, sizeof(**out));
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *v = yaml_document_get_node(&s->file->doc, *it);
+		if (v == NULL || v->type != YAML_SCALAR_NODE ||
+		    strlen((const char *)v->data.scalar.value) != v->data.scalar.length)
+			return kubeconfig__field_fail(s, key, "item %zu: expected a string", *n);
+		(*out)[(*n)++] = xstrdup((const char *)v->data.scalar.value);
+	}
+	return 0;
+}
+
+/* exec.env: a list of {name, value}, kept as "NAME=value". */
+static int kubeconfig__exec_env(const kubeconfig__scope_t *s, kubeconfig_exec_t *x)
+{
+	yaml_node_t *seq = kubeconfig__get(&s->file->doc, s->map, "env");
+	if (seq == NULL)
+		return 0;
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return kubeconfig__field_fail(s, "env", "expected a list of {name, value}");
+	size_t len = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+	x->env = xcalloc(len + 1, sizeof(*x->env));
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		char *where = xasprintf("%s.env[%zu]", s->label, x->nenv);
+		kubeconfig__scope_t item = { s->file, where, yaml_document_get_node(&s->file->doc, *it), s->err,
+					     s->errlen };
+		const char *name = NULL, *value = NULL;
+		int rc = 0;
+		if (item.map == NULL || item.map->type != YAML_MAPPING_NODE)
+			rc = kubeconfig__field_fail(s, "env", "item %zu: expected a mapping", x->nenv);
+		else if (kubeconfig__string(&item, "name", &name) != 0 ||
+			 kubeconfig__string(&item, "value", &value) != 0)
+			rc = -1;
+		else if (name == NULL || strchr(name, '=') != NULL)
+			rc = kubeconfig__field_fail(&item, "name", name == NULL ? "missing" : "contains '='");
+		free(where);
+		if (rc != 0)
+			return -1;
+		x->env[x->nenv++] = xasprintf("%s=%s", name, value != NULL ? value : "");
+	}
+	return 0;
+}
+
+static int kubeconfig__exec_fields(const kubeconfig__scope_t *scope, kubeconfig_exec_t *x);
+
 /*
- * How to authenticate. Exec plugins, auth providers and basic auth would each
- * need code drashift does not have; ignoring them would silently send
- * anonymous requests, so they are errors that name the field.
+ * users[].user.exec, checked as client-go's clientcmd checks it: apiVersion
+ * and command are required, and so is interactiveMode for v1 (v1beta1
+ * defaults to IfAvailable). drashift has no terminal, so Always, which needs
+ * one, is refused here rather than at the first request.
+ */
+static int kubeconfig__build_exec(const kubeconfig__scope_t *user, yaml_node_t *map, kubeconfig_t *cfg)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return kubeconfig__field_fail(user, "exec", "expected a mapping");
+	char *label = xasprintf("%s.exec", user->label);
+	kubeconfig__scope_t s = { user->file, label, map, user->err, user->errlen };
+	cfg->exec = xcalloc(1, sizeof(*cfg->exec));
+	int rc = kubeconfig__exec_fields(&s, cfg->exec);
+	free(label);
+	return rc;
+}
+
+static int kubeconfig__exec_fields(const kubeconfig__scope_t *scope, kubeconfig_exec_t *x)
+{
+	const kubeconfig__scope_t s = *scope;
+	const char *api_version, *command, *mode, *hint;
+	if (kubeconfig__string(&s, "apiVersion", &api_version) != 0 ||
+	    kubeconfig__string(&s, "command", &command) != 0 ||
+	    kubeconfig__string(&s, "interactiveMode", &mode) != 0 ||
+	    kubeconfig__string(&s, "installHint", &hint) != 0 ||
+	    kubeconfig__bool(&s, "provideClusterInfo", &x->provide_cluster_info) != 0 ||
+	    kubeconfig__strings(&s, "args", &x->args, &x->nargs) != 0 || kubeconfig__exec_env(&s, x) != 0)
+		return -1;
+	if (api_version == NULL)
+		return kubeconfig__field_fail(&s, "apiVersion", "missing");
+	bool v1 = strcmp(api_version, "client.authentication.k8s.io/v1") == 0;
+	if (!v1 && strcmp(api_version, "client.authentication.k8s.io/v1beta1") != 0) {
+		char *q = kubeconfig__quote(api_version);
+		kubeconfig__field_fail(&s, "apiVersion",
+				       "%s is not client.authentication.k8s.io/v1 or /v1beta1", q);
+		free(q);
+		return -1;
+	}
+	x->api_version = xstrdup(api_version);
+	if (command == NULL)
+		return kubeconfig__field_fail(&s, "command", "missing");
+	if (strchr(command, '/') != NULL) {
+		if (kubeconfig__path(&s, "command", &x->command) != 0)
+			return -1;
+	} else {
+		x->command = xstrdup(command);
+	}
+	if (mode == NULL && v1)
+		return kubeconfig__field_fail(&s, "interactiveMode", "missing; use Never or IfAvailable");
+	if (mode == NULL || strcmp(mode, "IfAvailable") == 0 || strcmp(mode, "Never") == 0) {
+		x->interactive_mode = xstrdup(mode != NULL ? mode : "IfAvailable");
+	} else if (strcmp(mode, "Always") == 0) {
+		return kubeconfig__field_fail(&s, "interactiveMode",
+					      "Always needs a terminal and drashift runs without one; use "
+					      "Never or IfAvailable");
+	} else {
+		char *q = kubeconfig__quote(mode);
+		kubeconfig__field_fail(&s, "interactiveMode", "%s is not Never, IfAvailable or Always", q);
+		free(q);
+		return -1;
+	}
+	if (hint != NULL)
+		x->install_hint = xstrdup(hint);
+	return 0;
+}
+
+/*
+ * How to authenticate. Auth providers and basic auth would each need code
+ * drashift does not have; ignoring them would silently send anonymous
+ * requests, so they are errors that name the field.
  */
 static int kubeconfig__build_user(const kubeconfig__entry_t *e, kubeconfig_t *cfg, char *err,
 				  size_t errlen)
@@ -666,7 +852,6 @@ static int kubeconfig__build_user(const kubeconfig__entry_t *e, kubeconfig_t *cf
 		const char *key;
 		const char *why;
 	} unsupported[] = {
-		{ "exec", "exec credential plugins are not supported" },
 		{ "auth-provider", "auth providers are not supported" },
 		{ "username", "basic authentication is not supported" },
 		{ "password", "basic authentication is not supported" },
@@ -678,7 +863,7 @@ static int kubeconfig__build_user(const kubeconfig__entry_t *e, kubeconfig_t *cf
 		if (kubeconfig__get(&e->file->doc, e->body, unsupported[i].key) != NULL)
 			return kubeconfig__field_fail(
 				&s, unsupported[i].key,
-				"%s; use token, tokenFile or a client certificate",
+				"%s; use token, tokenFile, a client certificate or an exec plugin",
 				unsupported[i].why);
 	}
 
@@ -695,6 +880,16 @@ static int kubeconfig__build_user(const kubeconfig__entry_t *e, kubeconfig_t *cf
 
 	bool has_cert = cfg->client_cert_file != NULL || cfg->client_cert.data != NULL;
 	bool has_key = cfg->client_key_file != NULL || cfg->client_key.data != NULL;
+	yaml_node_t *exec = kubeconfig__get(&e->file->doc, e->body, "exec");
+	if (exec != NULL) {
+		if (kubeconfig__build_exec(&s, exec, cfg) != 0)
+			return -1;
+		/* Two sources of credentials: which one wins would be a guess. */
+		if (cfg->token != NULL || cfg->token_file != NULL || has_cert)
+			return kubeconfig__field_fail(&s, "exec",
+						      "cannot be combined with token, tokenFile or a client "
+						      "certificate; set only one");
+	}
 	if (cfg->client_cert_file != NULL && cfg->client_cert.data != NULL)
 		return kubeconfig__field_fail(&s, "client-certificate-data",
 					      "conflicts with client-certificate; set only one");
@@ -1022,5 +1217,55 @@ void kubeconfig_free(kubeconfig_t *cfg)
 	free(cfg->client_key.data);
 	free(cfg->token);
 	free(cfg->token_file);
+	kubeconfig_exec_free(cfg->exec);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+static char **kubeconfig__dup_strings(char *const *v, size_t n)
+{
+	char **out = xcalloc(n + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
+static char *kubeconfig__dup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+kubeconfig_exec_t *kubeconfig_exec_dup(const kubeconfig_exec_t *e)
+{
+	if (e == NULL)
+		return NULL;
+	kubeconfig_exec_t *x = xcalloc(1, sizeof(*x));
+	x->api_version = kubeconfig__dup_or_null(e->api_version);
+	x->command = kubeconfig__dup_or_null(e->command);
+	x->args = kubeconfig__dup_strings(e->args, e->nargs);
+	x->nargs = e->nargs;
+	x->env = kubeconfig__dup_strings(e->env, e->nenv);
+	x->nenv = e->nenv;
+	x->provide_cluster_info = e->provide_cluster_info;
+	x->interactive_mode = kubeconfig__dup_or_null(e->interactive_mode);
+	x->install_hint = kubeconfig__dup_or_null(e->install_hint);
+	return x;
+}
+
+void kubeconfig_exec_free(kubeconfig_exec_t *e)
+{
+	if (e == NULL)
+		return;
+	for (size_t i = 0; e->args != NULL && e->args[i] != NULL; i++)
+		free(e->args[i]);
+	for (size_t i = 0; e->env != NULL && e->env[i] != NULL; i++) {
+		OPENSSL_cleanse(e->env[i], strlen(e->env[i])); /* env values may be secrets */
+		free(e->env[i]);
+	}
+	free(e->args);
+	free(e->env);
+	free(e->api_version);
+	free(e->command);
+	free(e->interactive_mode);
+	free(e->install_hint);
+	free(e);
 }

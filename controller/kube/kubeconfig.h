@@ -13,7 +13,7 @@
  * Certificates given inline (*-data) are kept in memory as PEM bytes and
  * handed to curl as blobs; they are never written to a temporary file.
  * Relative file paths resolve against the folder of the kubeconfig that named
- * them. A missing or malformed file, or a context/cluster/user that does not
+ * them (an exec plugin's command too, when it holds a '/'). A missing or malformed file, or a context/cluster/user that does not
  * exist, is an error whose one-line message names the file and the field.
  */
 #ifndef DRASHIFT_KUBECONFIG_H
@@ -26,6 +26,19 @@ typedef struct {
 	char *data; /* bytes, NUL-terminated for convenience; NULL when unset */
 	size_t len;
 } kubeconfig_blob_t;
+
+/* users[].user.exec: a credential plugin (client.authentication.k8s.io ExecCredential). */
+typedef struct {
+	char *api_version; /* client.authentication.k8s.io/v1 or /v1beta1 */
+	char *command;     /* absolute when the file gave a path; a bare name is looked up in PATH */
+	char **args;       /* nargs strings */
+	size_t nargs;
+	char **env;        /* nenv "NAME=value" strings, added to drashift's environment */
+	size_t nenv;
+	bool provide_cluster_info; /* pass the cluster in KUBERNETES_EXEC_INFO */
+	char *interactive_mode;    /* "Never" or "IfAvailable" (Always needs a terminal: refused) */
+	char *install_hint;        /* shown when the command cannot be run, or NULL */
+} kubeconfig_exec_t;
 
 typedef struct {
 	char *source;          /* file the context came from, or "in-cluster" */
@@ -41,6 +54,7 @@ typedef struct {
 	kubeconfig_blob_t client_key;
 	char *token;      /* bearer token given inline, or NULL */
 	char *token_file; /* absolute path of a file holding the token; re-read on change */
+	kubeconfig_exec_t *exec; /* a credential plugin, or NULL */
 } kubeconfig_t;
 
 /*
@@ -61,5 +75,9 @@ int kubeconfig_load_files(const char *path_list, const char *context, kubeconfig
 int kubeconfig_load_in_cluster(const char *sa_dir, kubeconfig_t *out, char *err, size_t errlen);
 
 void kubeconfig_free(kubeconfig_t *cfg);
+
+/* A deep copy of e (NULL gives NULL); free it with kubeconfig_exec_free. */
+kubeconfig_exec_t *kubeconfig_exec_dup(const kubeconfig_exec_t *e);
+void kubeconfig_exec_free(kubeconfig_exec_t *e);
 
 #endif

@@ -118,8 +118,8 @@ can yes create pods --subresource=eviction -n default
 can yes update migrationplans.drashift.io --subresource=status
 can yes patch migrationplans.drashift.io --subresource=status
 can yes update migrationplans.drashift.io
-can yes create events.events.k8s.io -n default
-can yes patch events.events.k8s.io -n $NS
+can yes create events -n default
+can yes patch events -n $NS
 # Its Lease, in its namespace only.
 can yes get leases.coordination.k8s.io/drashift-controller -n $NS
 can yes update leases.coordination.k8s.io/drashift-controller -n $NS

@@ -2,8 +2,9 @@
  * Events against a real API server: one event shows up as an events.k8s.io/v1
  * Event about its object; a thousand identical warnings become one Event whose
  * series counts them, in two API writes; distinct events beyond the burst are
- * dropped and counted; an Event deleted under a series is created again; and a
- * write the API refuses is counted without blocking anything.
+ * dropped and counted; an Event deleted under a series is created again; a
+ * write the API refuses is counted without blocking anything; and the real
+ * `kubectl describe` lists the Events in the order they happened.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "events.h"
@@ -294,6 +296,55 @@ static void test_refused_write_is_counted_and_blocks_nothing(void **state)
 	fixture_stop(f);
 }
 
+/* The Reason column of the Events table of `kubectl describe node NODE`, top to bottom, space-separated. */
+static char *describe_reasons(const char *node)
+{
+	char *out;
+	assert_int_equal(testenv_sh_output(&env, &out,
+					   "kubectl describe node %s | awk '/^Events:/ { on = 1; next } "
+					   "on && NF >= 2 && $1 != \"Type\" && $1 !~ /^-/ { printf \"%%s \", $2 }'",
+					   node),
+			 0);
+	return out;
+}
+
+/*
+ * kubectl describe sorts Events on the core/v1 lastTimestamp: five Events a
+ * second apart come out in the order they happened, and one that happens
+ * again moves to the bottom with its count.
+ */
+static void test_describe_lists_events_in_time_order(void **state)
+{
+	(void)state;
+	assert_int_equal(testenv_sh(&env, "printf 'apiVersion: v1\\nkind: Node\\nmetadata:\\n  name: gpu-order\\n' | "
+					  "kubectl create -f - >/dev/null"),
+			 0);
+	fixture_t *f = fixture_start("gpu-order");
+	static const char *const reasons[] = { "StepOne", "StepTwo", "StepThree", "StepFour", "StepFive" };
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		if (i > 0)
+			sleep(1); /* lastTimestamp has whole seconds */
+		assert_int_equal(events_emit(f->rec, &f->node, "Normal", reasons[i], "Migrate", "step %zu", i + 1), 0);
+		fixture_settle(f);
+	}
+	char *got = describe_reasons("gpu-order");
+	assert_string_equal(got, "StepOne StepTwo StepThree StepFour StepFive ");
+	free(got);
+
+	sleep(1);
+	assert_int_equal(events_emit(f->rec, &f->node, "Normal", "StepOne", "Migrate", "step 1"), 0);
+	fixture_settle(f);
+	got = describe_reasons("gpu-order");
+	assert_string_equal(got, "StepTwo StepThree StepFour StepFive StepOne ");
+	free(got);
+	char *line;
+	assert_int_equal(testenv_sh_output(&env, &line, "kubectl describe node gpu-order | grep StepOne"), 0);
+	if (strstr(line, "(x2 over") == NULL)
+		fail_msg("the repeated Event shows no count: %s", line);
+	free(line);
+	fixture_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_distinct_events_beyond_the_burst_are_dropped),
 		cmocka_unit_test(test_deleted_event_is_created_again),
 		cmocka_unit_test(test_refused_write_is_counted_and_blocks_nothing),
+		cmocka_unit_test(test_describe_lists_events_in_time_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

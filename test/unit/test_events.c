@@ -348,20 +348,24 @@ static void test_event_body_has_every_required_field(void **state)
 	char *body = events_event_body(&ev);
 	cJSON *o = cJSON_Parse(body);
 	assert_non_null(o);
-	assert_string_equal(json_string(o, "apiVersion"), "events.k8s.io/v1");
+	assert_string_equal(json_string(o, "apiVersion"), "v1");
 	assert_string_equal(json_string(o, "kind"), "Event");
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	assert_string_equal(json_string(md, "name"), "fleet.0123456789abcdef");
 	/* Cluster-scoped objects' Events live in "default". */
 	assert_string_equal(json_string(md, "namespace"), "default");
 	assert_string_equal(json_string(o, "eventTime"), "2006-01-02T15:04:05.123456Z");
-	assert_string_equal(json_string(o, "reportingController"), "drashift.io/controller");
+	/* What `kubectl describe` sorts and counts on. */
+	assert_string_equal(json_string(o, "firstTimestamp"), "2006-01-02T15:04:05Z");
+	assert_string_equal(json_string(o, "lastTimestamp"), "2006-01-02T15:04:05Z");
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(o, "count")->valueint, 1);
+	assert_string_equal(json_string(o, "reportingComponent"), "drashift.io/controller");
 	assert_string_equal(json_string(o, "reportingInstance"), "drashift-7f9c-abcde");
 	assert_string_equal(json_string(o, "type"), "Warning");
 	assert_string_equal(json_string(o, "reason"), "SLOBreached");
 	assert_string_equal(json_string(o, "action"), "Freeze");
-	assert_int_equal(strlen(json_string(o, "note")), EVENTS_NOTE_MAX);
-	const cJSON *reg = cJSON_GetObjectItemCaseSensitive(o, "regarding");
+	assert_int_equal(strlen(json_string(o, "message")), EVENTS_NOTE_MAX);
+	const cJSON *reg = cJSON_GetObjectItemCaseSensitive(o, "involvedObject");
 	assert_string_equal(json_string(reg, "apiVersion"), "drashift.io/v1alpha1");
 	assert_string_equal(json_string(reg, "kind"), "MigrationPlan");
 	assert_string_equal(json_string(reg, "name"), "fleet");
@@ -383,10 +387,10 @@ static void test_event_body_has_every_required_field(void **state)
 	assert_non_null(o);
 	md = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	assert_string_equal(json_string(md, "namespace"), "ml");
-	reg = cJSON_GetObjectItemCaseSensitive(o, "regarding");
+	reg = cJSON_GetObjectItemCaseSensitive(o, "involvedObject");
 	assert_string_equal(json_string(reg, "namespace"), "ml");
 	assert_null(cJSON_GetObjectItemCaseSensitive(reg, "uid"));
-	assert_string_equal(json_string(o, "note"), "claim \"gpu\"\nreleased");
+	assert_string_equal(json_string(o, "message"), "claim \"gpu\"\nreleased");
 	cJSON_Delete(o);
 	free(body);
 	free(long_note);
@@ -395,13 +399,16 @@ static void test_event_body_has_every_required_field(void **state)
 static void test_series_patch_sets_count_and_last_observed(void **state)
 {
 	(void)state;
-	char *p = events_series_patch(1000, "2006-01-02T15:04:05.000000Z");
+	char *p = events_series_patch(1000, "2006-01-02T15:04:05.250000Z");
 	cJSON *o = cJSON_Parse(p);
 	assert_non_null(o);
 	const cJSON *series = cJSON_GetObjectItemCaseSensitive(o, "series");
 	assert_int_equal(cJSON_GetObjectItemCaseSensitive(series, "count")->valuedouble, 1000);
-	assert_string_equal(json_string(series, "lastObservedTime"), "2006-01-02T15:04:05.000000Z");
-	assert_int_equal(cJSON_GetArraySize(o), 1); /* a merge patch of series only */
+	assert_string_equal(json_string(series, "lastObservedTime"), "2006-01-02T15:04:05.250000Z");
+	/* The legacy fields `kubectl describe` sorts and counts on move with the series. */
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble, 1000);
+	assert_string_equal(json_string(o, "lastTimestamp"), "2006-01-02T15:04:05Z");
+	assert_int_equal(cJSON_GetArraySize(o), 3); /* series, count and lastTimestamp only */
 	cJSON_Delete(o);
 	free(p);
 	/* The API's count is an int32: saturate, never wrap. */
@@ -409,6 +416,7 @@ static void test_series_patch_sets_count_and_last_observed(void **state)
 	o = cJSON_Parse(p);
 	series = cJSON_GetObjectItemCaseSensitive(o, "series");
 	assert_true(cJSON_GetObjectItemCaseSensitive(series, "count")->valuedouble == 2147483647.0);
+	assert_true(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble == 2147483647.0);
 	cJSON_Delete(o);
 	free(p);
 }

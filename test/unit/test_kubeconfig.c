@@ -366,6 +366,24 @@ static void test_errors(void **state)
 		  "kubeconfig " F("duplicate.yaml") ": clusters[\"c\"]: name defined twice" },
 		{ F("not-a-list.yaml"), NULL,
 		  "kubeconfig " F("not-a-list.yaml") ": clusters: expected a list" },
+		{ F("exec.yaml"), "always",
+		  "kubeconfig " F("exec.yaml") ": users[\"always\"].user.exec.interactiveMode: Always needs a terminal and drashift runs without one; use Never or IfAvailable" },
+		{ F("exec.yaml"), "no-mode",
+		  "kubeconfig " F("exec.yaml") ": users[\"no-mode\"].user.exec.interactiveMode: missing; use Never or IfAvailable" },
+		{ F("exec.yaml"), "bad-mode",
+		  "kubeconfig " F("exec.yaml") ": users[\"bad-mode\"].user.exec.interactiveMode: \"Sometimes\" is not Never, IfAvailable or Always" },
+		{ F("exec.yaml"), "old-version",
+		  "kubeconfig " F("exec.yaml") ": users[\"old-version\"].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\" is not client.authentication.k8s.io/v1 or /v1beta1" },
+		{ F("exec.yaml"), "no-version",
+		  "kubeconfig " F("exec.yaml") ": users[\"no-version\"].user.exec.apiVersion: missing" },
+		{ F("exec.yaml"), "no-command",
+		  "kubeconfig " F("exec.yaml") ": users[\"no-command\"].user.exec.command: missing" },
+		{ F("exec.yaml"), "env-no-name",
+		  "kubeconfig " F("exec.yaml") ": users[\"env-no-name\"].user.exec.env[0].name: missing" },
+		{ F("exec.yaml"), "args-not-list",
+		  "kubeconfig " F("exec.yaml") ": users[\"args-not-list\"].user.exec.args: expected a list of strings" },
+		{ F("exec.yaml"), "with-token",
+		  "kubeconfig " F("exec.yaml") ": users[\"with-token\"].user.exec: cannot be combined with token, tokenFile or a client certificate; set only one" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *err = load_files_fail(cases[i].list, cases[i].context);
@@ -375,13 +393,49 @@ static void test_errors(void **state)
 	}
 }
 
+/* The exec plugin of the managed clouds: what runs, with what, and how. */
+static void test_exec_plugin(void **state)
+{
+	(void)state;
+	kubeconfig_t cfg;
+	load_files_ok(F("exec.yaml"), NULL, &cfg);
+	assert_non_null(cfg.exec);
+	assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1");
+	/* A command with a '/' resolves against the kubeconfig's folder, as in kubectl. */
+	assert_string_equal(cfg.exec->command, F("bin/get-token"));
+	assert_int_equal(cfg.exec->nargs, 4);
+	assert_string_equal(cfg.exec->args[0], "eks");
+	assert_string_equal(cfg.exec->args[3], "prod");
+	assert_int_equal(cfg.exec->nenv, 2);
+	assert_string_equal(cfg.exec->env[0], "AWS_PROFILE=prod");
+	assert_string_equal(cfg.exec->env[1], "EMPTY=");
+	assert_string_equal(cfg.exec->interactive_mode, "Never");
+	assert_false(cfg.exec->provide_cluster_info);
+	assert_null(cfg.exec->install_hint);
+	assert_null(cfg.token);
+	kubeconfig_exec_t *copy = kubeconfig_exec_dup(cfg.exec);
+	assert_string_equal(copy->args[2], "--cluster-name");
+	assert_string_equal(copy->env[0], "AWS_PROFILE=prod");
+	kubeconfig_exec_free(copy);
+	kubeconfig_free(&cfg);
+
+	/* v1beta1 defaults interactiveMode to IfAvailable; a bare command is looked up in PATH. */
+	load_files_ok(F("exec.yaml"), "gke", &cfg);
+	assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1");
+	assert_string_equal(cfg.exec->command, "gke-gcloud-auth-plugin");
+	assert_string_equal(cfg.exec->interactive_mode, "IfAvailable");
+	assert_true(cfg.exec->provide_cluster_info);
+	assert_int_equal(cfg.exec->nargs, 0);
+	assert_string_equal(cfg.exec->install_hint, "install it with gcloud components install gke-gcloud-auth-plugin");
+	kubeconfig_free(&cfg);
+}
+
 static void test_error_exec_auth_unsupported(void **state)
 {
 	(void)state;
 	const char *err = load_files_fail(F("bad-users.yaml"), "exec");
 	assert_contains(err, "kubeconfig " F("bad-users.yaml")
-			     ": users[\"u\"].user.exec: exec credential plugins are not "
-			     "supported");
+			     ": users[\"u\"].user.exec.interactiveMode: missing");
 	err = load_files_fail(F("bad-users.yaml"), "oidc");
 	assert_contains(err, "kubeconfig " F("bad-users.yaml")
 			     ": users[\"oidc\"].user.auth-provider: auth providers are not "
@@ -408,6 +462,84 @@ static void test_error_truncated_to_errlen(void **state)
 	assert_zeroed(&cfg);
 	/* No buffer at all is allowed too. */
 	assert_int_equal(kubeconfig_load_files(F("basic.yaml"), "staging", &cfg, NULL, 0), -1);
+}
+
+/* ---- large and hostile files ---- */
+
+/* A temporary file holding what gen writes; returns its path (free it, unlink it). */
+static char *write_temp(void (*gen)(FILE *f, void *arg), void *arg)
+{
+	char *path = xstrdup("/tmp/drashift-kubeconfig-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	gen(f, arg);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static void gen_many_clusters(FILE *f, void *arg)
+{
+	int n = *(int *)arg;
+	fputs("apiVersion: v1\nkind: Config\ncurrent-context: last\nclusters:\n", f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "- name: c%d\n  cluster:\n    server: https://10.0.%d.%d:6443\n", i, i / 256 % 256, i % 256);
+	fprintf(f, "contexts:\n- name: last\n  context:\n    cluster: c%d\n", n - 1);
+}
+
+/* A fleet's worth of clusters in one file loads, and the last one is found by name. */
+static void test_forty_thousand_clusters_load(void **state)
+{
+	(void)state;
+	int n = 40000;
+	char *path = write_temp(gen_many_clusters, &n);
+	kubeconfig_t cfg;
+	load_files_ok(path, NULL, &cfg);
+	assert_string_equal(cfg.server, "https://10.0.156.63:6443");
+	kubeconfig_free(&cfg);
+	unlink(path);
+	free(path);
+}
+
+static void gen_repeated(FILE *f, void *arg)
+{
+	const char *const *parts = arg; /* prefix, unit, count */
+	fputs(parts[0], f);
+	for (long i = strtol(parts[2], NULL, 10); i > 0; i--)
+		fputs(parts[1], f);
+}
+
+/* Nesting and anchors that would make the parser quadratic are refused up front, by name. */
+static void test_deep_nesting_and_anchors_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *parts[3];
+		const char *want; /* after "kubeconfig PATH: " */
+	} cases[] = {
+		{ { "", "[", "100000" }, "line 1: nested more than 64 deep" },
+		{ { "", "{a: ", "100000" }, "line 1: nested more than 64 deep" },
+		{ { "clusters:\n", "- ", "1000" }, "line 2: nested more than 64 deep" },
+		{ { "x:\n", "- &a x\n", "100000" }, "line 66: more than 64 anchors; a kubeconfig needs none" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *path = write_temp(gen_repeated, (void *)cases[i].parts);
+		char want[512];
+		snprintf(want, sizeof(want), "kubeconfig %s: %s", path, cases[i].want);
+		const char *err = load_files_fail(path, NULL);
+		if (strcmp(err, want) != 0)
+			fail_msg("case %zu:\n got  \"%s\"\n want \"%s\"", i, err, want);
+		unlink(path);
+		free(path);
+	}
+	/* Nesting up to the limit is fine (the file is then refused for what it is, not for its depth). */
+	static const char *const ok[3] = { "", "[", "63" };
+	char *path = write_temp(gen_repeated, (void *)ok);
+	const char *err = load_files_fail(path, NULL);
+	assert_null(strstr(err, "nested"));
+	unlink(path);
+	free(path);
 }
 
 /* ---- in-cluster ---- */
@@ -673,8 +805,11 @@ int main(void)
 		T(test_merge_first_definition_wins),
 		T(test_merge_with_empty_file),
 		T(test_errors),
+		T(test_exec_plugin),
 		T(test_error_exec_auth_unsupported),
 		T(test_error_truncated_to_errlen),
+		T(test_forty_thousand_clusters_load),
+		T(test_deep_nesting_and_anchors_refused),
 		T_SA(test_in_cluster),
 		T_SA(test_in_cluster_ipv6_host_bracketed),
 		T_SA(test_in_cluster_missing_token),
