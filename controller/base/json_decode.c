@@ -21,6 +21,17 @@ void json_decode_bprintf(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+int json_decode_failf(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err != NULL && errlen > 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
 void json_decode_quote(char *buf, size_t n, const char *s)
 {
 	size_t o = 0;

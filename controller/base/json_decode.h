@@ -55,6 +55,8 @@ typedef struct {
  * (paths and messages stay informative when truncated). One wrapper keeps
  * -Wformat-truncation for the places where truncation would be a bug.
  */
+/* Write an error message (truncated to errlen; err may be NULL) and return -1, so a decoder can return it. */
+int json_decode_failf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void json_decode_bprintf(char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

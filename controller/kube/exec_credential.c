@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "rfc3339.h"
+#include "json_decode.h"
 #include "xalloc.h"
 
 extern char **environ;
@@ -29,18 +30,6 @@ extern char **environ;
 /* Enough of stderr to say what went wrong; the rest is read and dropped. */
 #define EXEC_CREDENTIAL_MAX_STDERR 1024u
 #define EXEC_CREDENTIAL_MAX_CA (1024u * 1024u)
-
-static int exec_credential_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int exec_credential_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err != NULL && errlen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 void exec_credential_free(exec_credential_t *c)
 {
@@ -90,7 +79,7 @@ int exec_credential_decode(const char *json, size_t len, const char *api_version
 	cJSON *o = cJSON_ParseWithLength(json, len);
 	if (!cJSON_IsObject(o)) {
 		cJSON_Delete(o);
-		return exec_credential_fail(err, errlen, "stdout is not an ExecCredential JSON object");
+		return json_decode_failf(err, errlen, "stdout is not an ExecCredential JSON object");
 	}
 	int rc = -1;
 	const char *kind = exec_credential_string(o, "kind");
@@ -102,20 +91,20 @@ int exec_credential_decode(const char *json, size_t len, const char *api_version
 	const cJSON *expiry = cJSON_GetObjectItemCaseSensitive(status, "expirationTimestamp");
 	int64_t expiry_us = 0;
 	if (kind == NULL || strcmp(kind, "ExecCredential") != 0)
-		exec_credential_fail(err, errlen, "stdout: kind is not ExecCredential");
+		json_decode_failf(err, errlen, "stdout: kind is not ExecCredential");
 	else if (version == NULL || strcmp(version, api_version) != 0)
-		exec_credential_fail(err, errlen, "stdout: apiVersion %.64s%s, the kubeconfig asks for %s",
+		json_decode_failf(err, errlen, "stdout: apiVersion %.64s%s, the kubeconfig asks for %s",
 				     version ? "is " : "is missing", version ? version : "", api_version);
 	else if (!cJSON_IsObject(status))
-		exec_credential_fail(err, errlen, "stdout: no status");
+		json_decode_failf(err, errlen, "stdout: no status");
 	else if (token == NULL && cert == NULL && key == NULL)
-		exec_credential_fail(err, errlen, "stdout: status has no token and no client certificate");
+		json_decode_failf(err, errlen, "stdout: status has no token and no client certificate");
 	else if ((cert == NULL) != (key == NULL))
-		exec_credential_fail(err, errlen, "stdout: status has a client %s without its %s",
+		json_decode_failf(err, errlen, "stdout: status has a client %s without its %s",
 				     cert ? "certificate" : "key", cert ? "key" : "certificate");
 	else if (expiry != NULL && !cJSON_IsNull(expiry) &&
 		 (!cJSON_IsString(expiry) || rfc3339_parse(expiry->valuestring, &expiry_us) != 0))
-		exec_credential_fail(err, errlen, "stdout: status.expirationTimestamp is not an RFC 3339 time");
+		json_decode_failf(err, errlen, "stdout: status.expirationTimestamp is not an RFC 3339 time");
 	else
 		rc = 0;
 	if (rc != 0 && err != NULL && errlen > 0)
@@ -315,19 +304,19 @@ int exec_credential_run(const kubeconfig_t *cfg, unsigned timeout_ms, exec_crede
 	memset(out, 0, sizeof(*out));
 	char *program = exec_credential_lookup(x->command);
 	if (program == NULL)
-		return exec_credential_fail(err, errlen, "exec plugin %s: cannot run: %s%s%s", x->command,
+		return json_decode_failf(err, errlen, "exec plugin %s: cannot run: %s%s%s", x->command,
 					    strerror(errno), x->install_hint ? "; " : "",
 					    x->install_hint ? x->install_hint : "");
 	int out_pipe[2], err_pipe[2];
 	if (pipe2(out_pipe, O_CLOEXEC) != 0) {
 		free(program);
-		return exec_credential_fail(err, errlen, "exec plugin %s: %s", x->command, strerror(errno));
+		return json_decode_failf(err, errlen, "exec plugin %s: %s", x->command, strerror(errno));
 	}
 	if (pipe2(err_pipe, O_CLOEXEC) != 0) {
 		free(program);
 		close(out_pipe[0]);
 		close(out_pipe[1]);
-		return exec_credential_fail(err, errlen, "exec plugin %s: %s", x->command, strerror(errno));
+		return json_decode_failf(err, errlen, "exec plugin %s: %s", x->command, strerror(errno));
 	}
 	char **argv = xcalloc(x->nargs + 2, sizeof(*argv));
 	argv[0] = x->command;
@@ -363,7 +352,7 @@ int exec_credential_run(const kubeconfig_t *cfg, unsigned timeout_ms, exec_crede
 	if (spawn_rc != 0) {
 		close(out_pipe[0]);
 		close(err_pipe[0]);
-		return exec_credential_fail(err, errlen, "exec plugin %s: cannot run: %s%s%s", x->command,
+		return json_decode_failf(err, errlen, "exec plugin %s: cannot run: %s%s%s", x->command,
 					    strerror(spawn_rc), x->install_hint ? "; " : "",
 					    x->install_hint ? x->install_hint : "");
 	}
@@ -390,7 +379,7 @@ int exec_credential_run(const kubeconfig_t *cfg, unsigned timeout_ms, exec_crede
 	else if (rc == 0 && WIFSIGNALED(status))
 		snprintf(detail, sizeof(detail), "killed by signal %d", WTERMSIG(status));
 	if (rc != 0 || detail[0] != '\0') {
-		exec_credential_fail(err, errlen, "exec plugin %s: %s%s%s", x->command, why ? why : detail,
+		json_decode_failf(err, errlen, "exec plugin %s: %s%s%s", x->command, why ? why : detail,
 				     stderr_buf[0] ? ": " : "", stderr_buf);
 		rc = -1;
 	} else {
@@ -398,7 +387,7 @@ int exec_credential_run(const kubeconfig_t *cfg, unsigned timeout_ms, exec_crede
 		rc = exec_credential_decode(stdout_buf.data ? stdout_buf.data : "", stdout_buf.len, x->api_version,
 					    out, why_decode, sizeof(why_decode));
 		if (rc != 0)
-			exec_credential_fail(err, errlen, "exec plugin %s: %s", x->command, why_decode);
+			json_decode_failf(err, errlen, "exec plugin %s: %s", x->command, why_decode);
 	}
 	if (stdout_buf.data != NULL)
 		OPENSSL_cleanse(stdout_buf.data, stdout_buf.len);

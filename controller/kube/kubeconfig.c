@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "strmap.h"
+#include "json_decode.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -87,22 +88,8 @@ typedef struct {
 	size_t errlen;
 } kubeconfig__scope_t;
 
-static int kubeconfig__fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 static int kubeconfig__field_fail(const kubeconfig__scope_t *s, const char *key, const char *fmt,
 				  ...) __attribute__((format(printf, 3, 4)));
-
-/* Writes the message (truncated to errlen) and returns -1 so callers can return it. */
-static int kubeconfig__fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err != NULL && errlen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* "kubeconfig FILE: LABEL.KEY: message", the shape of every field error. */
 static int kubeconfig__field_fail(const kubeconfig__scope_t *s, const char *key, const char *fmt,
@@ -113,7 +100,7 @@ static int kubeconfig__field_fail(const kubeconfig__scope_t *s, const char *key,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return kubeconfig__fail(s->err, s->errlen, "kubeconfig %s: %s%s%s: %s", s->file->path,
+	return json_decode_failf(s->err, s->errlen, "kubeconfig %s: %s%s%s: %s", s->file->path,
 				s->label != NULL ? s->label : "", s->label != NULL ? "." : "", key,
 				msg);
 }
@@ -451,7 +438,7 @@ static int kubeconfig__collect(kubeconfig__file_t *f, yaml_node_t *root, const c
 	if (seq == NULL)
 		return 0;
 	if (seq->type != YAML_SEQUENCE_NODE)
-		return kubeconfig__fail(err, errlen, "kubeconfig %s: %s: expected a list", f->path,
+		return json_decode_failf(err, errlen, "kubeconfig %s: %s: expected a list", f->path,
 					kind);
 
 	size_t index = 0;
@@ -459,7 +446,7 @@ static int kubeconfig__collect(kubeconfig__file_t *f, yaml_node_t *root, const c
 	     it < seq->data.sequence.items.top; it++, index++) {
 		yaml_node_t *item = yaml_document_get_node(&f->doc, *it);
 		if (item == NULL || item->type != YAML_MAPPING_NODE)
-			return kubeconfig__fail(err, errlen,
+			return json_decode_failf(err, errlen,
 						"kubeconfig %s: %s[%zu]: expected a mapping",
 						f->path, kind, index);
 
@@ -475,7 +462,7 @@ static int kubeconfig__collect(kubeconfig__file_t *f, yaml_node_t *root, const c
 		char *q = kubeconfig__quote(name);
 		yaml_node_t *body = kubeconfig__get(&f->doc, item, body_key);
 		if (body != NULL && body->type != YAML_MAPPING_NODE) {
-			kubeconfig__fail(err, errlen,
+			json_decode_failf(err, errlen,
 					 "kubeconfig %s: %s[%s].%s: expected a mapping", f->path,
 					 kind, q, body_key);
 			free(q);
@@ -483,7 +470,7 @@ static int kubeconfig__collect(kubeconfig__file_t *f, yaml_node_t *root, const c
 		}
 		kubeconfig__entry_t *prev = kubeconfig__find(list, name);
 		if (prev != NULL && prev->file == f) {
-			kubeconfig__fail(err, errlen, "kubeconfig %s: %s[%s]: name defined twice",
+			json_decode_failf(err, errlen, "kubeconfig %s: %s[%s]: name defined twice",
 					 f->path, kind, q);
 			free(q);
 			return -1;
@@ -514,7 +501,7 @@ static int kubeconfig__merge_file(kubeconfig__merged_t *m, kubeconfig__file_t *f
 	if (root == NULL || kubeconfig__is_null(root))
 		return 0; /* an empty file is an empty config, as in kubectl */
 	if (root->type != YAML_MAPPING_NODE)
-		return kubeconfig__fail(err, errlen,
+		return json_decode_failf(err, errlen,
 					"kubeconfig %s: expected a mapping at the top level",
 					f->path);
 
@@ -543,7 +530,7 @@ static int kubeconfig__check_shape(const char *path, const char *data, size_t le
 {
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
-		return kubeconfig__fail(err, errlen, "kubeconfig %s: cannot initialize the parser",
+		return json_decode_failf(err, errlen, "kubeconfig %s: cannot initialize the parser",
 					path);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	int rc = 0;
@@ -559,7 +546,7 @@ static int kubeconfig__check_shape(const char *path, const char *data, size_t le
 		size_t line = ev.start_mark.line + 1;
 		yaml_event_delete(&ev);
 		if (anchored && ++anchors > KUBECONFIG_MAX_ANCHORS) {
-			rc = kubeconfig__fail(err, errlen,
+			rc = json_decode_failf(err, errlen,
 					      "kubeconfig %s: line %zu: more than %d anchors; a kubeconfig "
 					      "needs none",
 					      path, line, KUBECONFIG_MAX_ANCHORS);
@@ -567,7 +554,7 @@ static int kubeconfig__check_shape(const char *path, const char *data, size_t le
 		}
 		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
 			if (++depth > KUBECONFIG_MAX_DEPTH) {
-				rc = kubeconfig__fail(err, errlen,
+				rc = json_decode_failf(err, errlen,
 						      "kubeconfig %s: line %zu: nested more than %d deep",
 						      path, line, KUBECONFIG_MAX_DEPTH);
 				break;
@@ -593,7 +580,7 @@ static int kubeconfig__read_file(kubeconfig__file_t *f, const char *path, char *
 
 	f->path = xstrdup(path);
 	if (kubeconfig__resolve(NULL, path, &abs, &why) != 0)
-		return kubeconfig__fail(err, errlen, "kubeconfig %s: %s", path, why);
+		return json_decode_failf(err, errlen, "kubeconfig %s: %s", path, why);
 
 	int fd = open(abs, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -601,7 +588,7 @@ static int kubeconfig__read_file(kubeconfig__file_t *f, const char *path, char *
 		free(abs);
 		if (saved == ENOENT)
 			return 1;
-		return kubeconfig__fail(err, errlen, "kubeconfig %s: %s", path, strerror(saved));
+		return json_decode_failf(err, errlen, "kubeconfig %s: %s", path, strerror(saved));
 	}
 	char *data;
 	size_t len;
@@ -611,9 +598,9 @@ static int kubeconfig__read_file(kubeconfig__file_t *f, const char *path, char *
 	if (rc != 0) {
 		free(abs);
 		if (saved == EFBIG)
-			return kubeconfig__fail(err, errlen, "kubeconfig %s: larger than %u MiB",
+			return json_decode_failf(err, errlen, "kubeconfig %s: larger than %u MiB",
 						path, KUBECONFIG_MAX_FILE_SIZE / (1024u * 1024u));
-		return kubeconfig__fail(err, errlen, "kubeconfig %s: %s", path, strerror(saved));
+		return json_decode_failf(err, errlen, "kubeconfig %s: %s", path, strerror(saved));
 	}
 
 	/* abs is clean and absolute, so the last '/' ends its folder. */
@@ -628,17 +615,17 @@ static int kubeconfig__read_file(kubeconfig__file_t *f, const char *path, char *
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
 		free(data);
-		return kubeconfig__fail(err, errlen, "kubeconfig %s: cannot initialize the parser",
+		return json_decode_failf(err, errlen, "kubeconfig %s: cannot initialize the parser",
 					path);
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	if (!yaml_parser_load(&parser, &f->doc)) {
 		const char *problem = parser.problem != NULL ? parser.problem : "invalid YAML";
 		if (parser.error == YAML_READER_ERROR)
-			kubeconfig__fail(err, errlen, "kubeconfig %s: byte %zu: %s", path,
+			json_decode_failf(err, errlen, "kubeconfig %s: byte %zu: %s", path,
 					 parser.problem_offset, problem);
 		else
-			kubeconfig__fail(err, errlen, "kubeconfig %s: line %zu: %s", path,
+			json_decode_failf(err, errlen, "kubeconfig %s: line %zu: %s", path,
 					 parser.problem_mark.line + 1, problem);
 		yaml_parser_delete(&parser);
 		free(data);
@@ -916,7 +903,7 @@ static int kubeconfig__build(const kubeconfig__merged_t *m, const char *label, c
 {
 	const char *name = context != NULL && context[0] != '\0' ? context : m->current_context;
 	if (name == NULL)
-		return kubeconfig__fail(err, errlen,
+		return json_decode_failf(err, errlen,
 					"kubeconfig %s: current-context is empty and no context "
 					"was given",
 					label);
@@ -924,7 +911,7 @@ static int kubeconfig__build(const kubeconfig__merged_t *m, const char *label, c
 	kubeconfig__entry_t *ctx = kubeconfig__find(&m->contexts, name);
 	if (ctx == NULL) {
 		char *q = kubeconfig__quote(name);
-		kubeconfig__fail(err, errlen, "kubeconfig %s: context %s not found", label, q);
+		json_decode_failf(err, errlen, "kubeconfig %s: context %s not found", label, q);
 		free(q);
 		return -1;
 	}
@@ -1020,11 +1007,11 @@ static int kubeconfig__load_paths(char *const *paths, size_t n, const char *cont
 	}
 	if (nloaded == 0) {
 		if (n == 1) {
-			kubeconfig__fail(err, errlen, "kubeconfig %s: %s", paths[0],
+			json_decode_failf(err, errlen, "kubeconfig %s: %s", paths[0],
 					 strerror(ENOENT));
 		} else {
 			label = kubeconfig__join(paths, n);
-			kubeconfig__fail(err, errlen,
+			json_decode_failf(err, errlen,
 					 "kubeconfig %s: none of the listed files exists", label);
 		}
 		goto done;
@@ -1049,7 +1036,7 @@ int kubeconfig_load_files(const char *path_list, const char *context, kubeconfig
 {
 	memset(out, 0, sizeof(*out));
 	if (path_list == NULL)
-		return kubeconfig__fail(err, errlen, "kubeconfig: no file given");
+		return json_decode_failf(err, errlen, "kubeconfig: no file given");
 
 	/* Empty elements ("a::b", a trailing ':') are skipped, as kubectl does. */
 	size_t n = 0;
@@ -1067,7 +1054,7 @@ int kubeconfig_load_files(const char *path_list, const char *context, kubeconfig
 	int rc;
 	if (n == 0) {
 		char *q = kubeconfig__quote(path_list);
-		rc = kubeconfig__fail(err, errlen, "kubeconfig: the path list %s names no file", q);
+		rc = json_decode_failf(err, errlen, "kubeconfig: the path list %s names no file", q);
 		free(q);
 	} else {
 		rc = kubeconfig__load_paths(paths, n, context, out, err, errlen);
@@ -1083,17 +1070,17 @@ static int kubeconfig__check_readable(const char *path, char *err, size_t errlen
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return kubeconfig__fail(err, errlen, "kubeconfig in-cluster: %s: %s", path,
+		return json_decode_failf(err, errlen, "kubeconfig in-cluster: %s: %s", path,
 					strerror(errno));
 	struct stat st;
 	int rc = fstat(fd, &st);
 	int saved = errno;
 	close(fd);
 	if (rc != 0)
-		return kubeconfig__fail(err, errlen, "kubeconfig in-cluster: %s: %s", path,
+		return json_decode_failf(err, errlen, "kubeconfig in-cluster: %s: %s", path,
 					strerror(saved));
 	if (!S_ISREG(st.st_mode))
-		return kubeconfig__fail(err, errlen,
+		return json_decode_failf(err, errlen,
 					"kubeconfig in-cluster: %s: not a regular file", path);
 	return 0;
 }
@@ -1112,7 +1099,7 @@ int kubeconfig_load_in_cluster(const char *sa_dir, kubeconfig_t *out, char *err,
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
 	if (host == NULL || host[0] == '\0' || port == NULL || port[0] == '\0')
-		return kubeconfig__fail(err, errlen,
+		return json_decode_failf(err, errlen,
 					"kubeconfig in-cluster: KUBERNETES_SERVICE_HOST and "
 					"KUBERNETES_SERVICE_PORT must be set");
 	char *end = NULL;
@@ -1121,7 +1108,7 @@ int kubeconfig_load_in_cluster(const char *sa_dir, kubeconfig_t *out, char *err,
 	if (errno != 0 || end == port || *end != '\0' || port[0] == '+' || port[0] == '-' ||
 	    portnum < 1 || portnum > 65535) {
 		char *q = kubeconfig__quote(port);
-		kubeconfig__fail(err, errlen,
+		json_decode_failf(err, errlen,
 				 "kubeconfig in-cluster: KUBERNETES_SERVICE_PORT: %s is not a port",
 				 q);
 		free(q);
@@ -1129,14 +1116,14 @@ int kubeconfig_load_in_cluster(const char *sa_dir, kubeconfig_t *out, char *err,
 	}
 	if (strpbrk(host, "/ \t\r\n[]@?#") != NULL) {
 		char *q = kubeconfig__quote(host);
-		kubeconfig__fail(err, errlen,
+		json_decode_failf(err, errlen,
 				 "kubeconfig in-cluster: KUBERNETES_SERVICE_HOST: %s is not a host",
 				 q);
 		free(q);
 		return -1;
 	}
 	if (kubeconfig__resolve(NULL, sa_dir, &dir, &why) != 0)
-		return kubeconfig__fail(err, errlen, "kubeconfig in-cluster: %s: %s", sa_dir, why);
+		return json_decode_failf(err, errlen, "kubeconfig in-cluster: %s: %s", sa_dir, why);
 
 	/* An IPv6 literal needs brackets in a URL. */
 	bool ipv6 = strchr(host, ':') != NULL;
@@ -1191,7 +1178,7 @@ int kubeconfig_load(const char *explicit_path, const char *context, kubeconfig_t
 		}
 		free(path);
 	}
-	return kubeconfig__fail(err, errlen,
+	return json_decode_failf(err, errlen,
 				"no kubeconfig: pass --kubeconfig, set KUBECONFIG, or run in a "
 				"cluster");
 }
