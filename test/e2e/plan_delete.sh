@@ -10,7 +10,10 @@
 #   5. deleting a plan mid-rollback finishes the rollback once the DRA pod ends;
 #   6. the escape hatch drops the plan at once and leaves a labelled orphan,
 #      reported on /metrics and in an Event, released with the commands in docs/operations.md;
-#   7. deleting the CRD releases a node in draining before its plan goes.
+#   7. deleting a plan walks a node back from plugin-off at once, and finishes
+#      rollbacks held in driver-off (a ResourceSlice) and plugin-on (allocatable 0),
+#      holding the plan and saying what it waits for until then;
+#   8. deleting the CRD releases a node in draining before its plan goes.
 # Every node ends with one owner, uncordoned, without drashift's annotations.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
@@ -183,7 +186,75 @@ wait_for 20 "drashift_orphaned_nodes 0" no_orphan
 at_rest a-0 legacy
 log "step 6: the escape hatch left a reported orphan, released by hand"
 
-# ---- 7. deleting the CRD deletes the plans, each releasing its nodes first ----
+# ---- 7. delete a plan with nodes held in plugin-off, driver-off and plugin-on ----
+# Nodes the simulator does not manage: the test plays their device plugin
+# (status.allocatable) and their driver (a ResourceSlice), so each stays in its step.
+# gpus NODE N: the device plugin advertises N devices on NODE.
+gpus() {
+	kubectl patch node "$1" --subresource=status --type=merge \
+		-p "{\"status\":{\"capacity\":{\"example.com/gpu\":\"$2\"},\"allocatable\":{\"example.com/gpu\":\"$2\"}}}" >/dev/null
+}
+create_node p-0 drashift.io/pool=p drashift.io/device-plugin=true drashift.io/dra-driver=false
+gpus p-0 4
+create_node r-0 drashift.io/pool=r drashift.io/device-plugin=false drashift.io/dra-driver=true
+create_node s-0 drashift.io/pool=s drashift.io/device-plugin=false drashift.io/dra-driver=true
+kubectl create -f - >/dev/null <<'EOF_SLICE'
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: r-0-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: r-0
+  pool: {name: r-0, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+EOF_SLICE
+# p-0 migrates (its allocatable stays 4: held in plugin-off); r-0 and s-0 roll
+# back (r-0's slice stays: held in driver-off; s-0 advertises nothing: held in plugin-on).
+apply_plan steps <<'EOF_PLAN'
+  maxConcurrentPools: 3
+  rollback: {pools: [r, s]}
+  pools:
+  - {name: p, nodeSelector: {matchLabels: {drashift.io/pool: p}}}
+  - {name: r, nodeSelector: {matchLabels: {drashift.io/pool: r}}}
+  - {name: s, nodeSelector: {matchLabels: {drashift.io/pool: s}}}
+EOF_PLAN
+wait_for 60 "p-0 in plugin-off (allocatable stays 4)" at_step p-0 plugin-off
+wait_for 60 "r-0 in driver-off (its ResourceSlice stays)" at_step r-0 driver-off
+wait_for 60 "s-0 in plugin-on (allocatable stays 0)" at_step s-0 plugin-on
+kubectl delete mp steps --wait=false >/dev/null
+# p-0: the DRA label never went on, so the release walks it back at once.
+p_released() { [ -z "$(step p-0)" ]; }
+wait_for 30 "p-0 walked back from plugin-off" p_released
+at_rest p-0 legacy
+kubectl get events -A --field-selector involvedObject.name=p-0 -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' >"$TEST_DIR/p-events"
+grep -qx DRADriverOn "$TEST_DIR/p-events" && fail "the DRA label of p-0 went on during its release: $(cat "$TEST_DIR/p-events")"
+# r-0 and s-0 finish their rollbacks, each waiting for what the test holds.
+handover_msg() { plan_field steps "{.status.handovers[?(@.node==\"$1\")].message}"; }
+waits_for() { plan_field steps '{.status.conditions[?(@.type=="Deleting")].message}' | grep -q "waits for $1 node(s)"; }
+wait_for 20 "the Deleting condition to name r-0 and s-0" waits_for 2
+expect_contains "$(handover_msg r-0)" "waiting for the driver's ResourceSlices for the node to go" "why r-0 is not released yet"
+expect_contains "$(handover_msg s-0)" "waiting for the device plugin to advertise the extended resource" "why s-0 is not released yet"
+labels() { kubectl get node "$1" -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}/{.metadata.labels.drashift\.io/dra-driver}/{.spec.unschedulable}'; }
+expect_eq "$(step r-0)/$(labels r-0)" driver-off/false/false/true "r-0 while its ResourceSlice is there"
+expect_eq "$(step s-0)/$(labels s-0)" plugin-on/true/false/true "s-0 while the plugin advertises nothing"
+gone steps && fail "the plan went before r-0 and s-0 were released"
+gpus s-0 4
+s_released() { [ -z "$(step s-0)" ]; }
+wait_for 30 "s-0 released once the plugin advertises" s_released
+at_rest s-0 legacy
+expect_eq "$(step r-0)/$(labels r-0)" driver-off/false/false/true "r-0 while its ResourceSlice is still there"
+wait_for 20 "the Deleting condition to name r-0 alone" waits_for 1
+expect_eq "$(plan_field steps '{.status.handovers[*].node}')" r-0 "what deletion waits for"
+kubectl delete resourceslice r-0-gpu >/dev/null
+wait_for 30 "r-0 to turn the device plugin on once its slice is gone" at_step r-0 plugin-on
+gone steps && fail "the plan went before r-0 was released"
+gpus r-0 4
+wait_for 30 "the plan to go once r-0 is back on the device plugin" gone steps
+at_rest r-0 legacy
+expect_no_violations
+log "step 7: deleting a plan walked p-0 back from plugin-off and finished r-0 (driver-off) and s-0 (plugin-on) on the device plugin"
+
+# ---- 8. deleting the CRD deletes the plans, each releasing its nodes first ----
 plan_on_a last
 kubectl delete crd migrationplans.drashift.io --wait=false >/dev/null
 crd_gone() { ! kubectl get crd migrationplans.drashift.io >/dev/null 2>&1; }
@@ -191,5 +262,5 @@ wait_for 60 "the CRD to go once a-0 is released" crd_gone
 at_rest a-0 legacy
 expect_eq "$(pod_phase holder-a)" Running "the GPU pod on a-0 at the end"
 expect_no_violations
-log "step 7: deleting the CRD released a-0 before the plan went"
+log "step 8: deleting the CRD released a-0 before the plan went"
 log "PASS"
