@@ -155,3 +155,14 @@ helm_binary() {
 
 # The fleet simulator (tools/cmd/fleetsim).
 fleetsim_binary() { go_tool_binary fleetsim; }
+
+# crd_wait_established KUBECTL...: wait up to 60 s until the MigrationPlan CRD
+# is Established. `kubectl wait` fails at once while the new CRD has no
+# conditions yet, so it is tried again rather than trusted once.
+crd_wait_established() {
+	local deadline=$((SECONDS + 60))
+	until "$@" wait --for=condition=Established --timeout=5s crd/migrationplans.drashift.io >/dev/null 2>&1; do
+		[ $SECONDS -lt $deadline ] || die "the MigrationPlan CRD was not Established within 60 s"
+		sleep 0.5
+	done
+}
