@@ -1094,6 +1094,7 @@ typedef struct {
 	events_object_ref_t ref; /* the plan, for its Events */
 	bool record_changed;     /* the status must be written before any node moves */
 	bool holds;              /* the plan holds nodes (status.holdsNodes) */
+	bool write_status;       /* the status is written this round (not when the finalizer must go first) */
 	size_t refused, failed_nodes;
 	cJSON *handovers;        /* status.handovers */
 	uint64_t requeue_ms;
@@ -1300,7 +1301,9 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	const char *name = r->plan->pools[i].name;
 	pool_phase_t ph = run->out.phase;
 	const cJSON *old_phase = cJSON_GetObjectItemCaseSensitive(plan_object_pool_status(r->po, name), "phase");
-	if (!pc->dry_run && (!cJSON_IsString(old_phase) || strcmp(old_phase->valuestring, pool_phase_name(ph)) != 0))
+	/* Said once, with the status that records it: not in a round whose status waits for the finalizer. */
+	if (!pc->dry_run && r->write_status &&
+	    (!cJSON_IsString(old_phase) || strcmp(old_phase->valuestring, pool_phase_name(ph)) != 0))
 		events_emit(pc->events, &r->ref, ph == POOL_FAILED ? "Warning" : "Normal", "PoolPhaseChanged", "Migrate",
 			    "pool %s: %s -> %s: %s", name, cJSON_IsString(old_phase) ? old_phase->valuestring : "(new)",
 			    pool_phase_name(ph), run->out.message ? run->out.message : "");
@@ -1500,12 +1503,13 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	pc_act_on_nodes(pc, &r);
 	pc_release_strays(pc, po, r.record_changed, r.now, &r.requeue_ms, r.handovers);
 	pc_metrics_set(pc, name, r.plan, r.runs, r.freeze.frozen);
-	cJSON *st = pc_render_status(pc, &r);
 	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
-	if (r.holds && !po->releases_nodes && !pc->dry_run)
-		cJSON_Delete(st);
-	else
+	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
+	cJSON *st = pc_render_status(pc, &r);
+	if (r.write_status)
 		pc_write_status(pc, po, st);
+	else
+		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
 		pc_assert_freeze(pc, po, r.breach, r.freeze.frozen);
 	*requeue_ms = r.requeue_ms;
