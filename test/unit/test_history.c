@@ -1,0 +1,198 @@
+/*
+ * What the plan's history records and drops, as tables: transitions and
+ * their times, freezes and acknowledgements, when signals are sampled, the
+ * byte caps (ring and thinning), idle and fragmented devices, and how a
+ * pod's changes count in the DRA-against-legacy comparison.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "history.h"
+
+#define NOW 1764441600000LL
+
+static void test_change(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *was;
+		int64_t was_since;
+		const char *is;
+		int64_t since;
+		bool record;
+		int64_t at, held;
+	} rows[] = {
+		{ "draining", NOW - 9000, "draining", NOW - 9000, false, 0, -1 },	 /* unchanged */
+		{ NULL, 0, "legacy", 0, true, NOW, -1 },				 /* first sight: recorded now */
+		{ "draining", NOW - 9000, "plugin-off", NOW - 2000, true, NOW - 2000, 7000 }, /* the node's own time */
+		{ "draining", NOW - 9000, "plugin-off", NOW + 5000, true, NOW, 9000 },	 /* a future time is not believed */
+		{ "draining", NOW - 9000, "plugin-off", NOW - 20000, true, NOW, 9000 }, /* nor one before the last record */
+		{ "Legacy", NOW - 1000, "Canary", 0, true, NOW, 1000 },			 /* a pool has no time of its own */
+		{ "Canary", 0, "Expanding", 0, true, NOW, -1 },				 /* the previous start unknown */
+		{ "dra", NOW - 1000, NULL, 0, false, 0, -1 },				 /* nothing now: nothing to record */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		history_subject_t s = { rows[i].was, rows[i].was_since, rows[i].is, rows[i].since };
+		history_change_t c;
+		history_change(&s, NOW, &c);
+		if (c.record != rows[i].record || (c.record && (c.at_ms != rows[i].at || c.held_ms != rows[i].held)))
+			fail_msg("row %zu: record %d at %lld held %lld", i, c.record, (long long)(c.at_ms - NOW),
+				 (long long)c.held_ms);
+	}
+}
+
+static void test_breach(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *id;
+		bool acked;
+		const char *frozen, *acked_id;
+		bool want_freeze, want_ack;
+	} rows[] = {
+		{ NULL, false, NULL, NULL, false, false },	   /* no breach */
+		{ "a-x-1", false, NULL, NULL, true, false },	   /* a new breach: the freeze */
+		{ "a-x-1", false, "a-x-1", NULL, false, false },   /* recorded already */
+		{ "a-x-1", true, "a-x-1", NULL, false, true },	   /* a person acknowledged it */
+		{ "a-x-1", true, "a-x-1", "a-x-1", false, false }, /* recorded already */
+		{ "a-x-1", true, NULL, NULL, true, true },	   /* both happened while nobody recorded */
+		{ "b-y-2", false, "a-x-1", "a-x-1", true, false }, /* the next breach */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		history_breach_input_t in = { rows[i].id, rows[i].acked, rows[i].frozen, rows[i].acked_id };
+		history_breach_output_t out;
+		history_breach(&in, &out);
+		if (out.record_freeze != rows[i].want_freeze || out.record_acknowledge != rows[i].want_ack)
+			fail_msg("row %zu: freeze %d acknowledge %d", i, out.record_freeze, out.record_acknowledge);
+	}
+}
+
+static void test_sample_due(void **state)
+{
+	(void)state;
+	assert_true(history_sample_due(0, NOW, false));
+	assert_false(history_sample_due(NOW - HISTORY_SAMPLE_MS + 1, NOW, false));
+	assert_true(history_sample_due(NOW - HISTORY_SAMPLE_MS, NOW, false));
+	assert_true(history_sample_due(NOW - 1, NOW, true)); /* a verdict changed */
+	assert_true(history_sample_due(NOW + 60000, NOW, false)); /* the clock went back */
+}
+
+static void test_ring_drop(void **state)
+{
+	(void)state;
+	size_t sizes[] = { 10, 20, 30, 40 };
+	assert_int_equal(history_ring_drop(sizes, 4, 100), 0);
+	assert_int_equal(history_ring_drop(sizes, 4, 99), 1);
+	assert_int_equal(history_ring_drop(sizes, 4, 70), 2);
+	assert_int_equal(history_ring_drop(sizes, 4, 5), 3); /* the newest stays */
+	assert_int_equal(history_ring_drop(sizes, 0, 5), 0);
+}
+
+static void test_thin(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t n, cap;
+		const char *want; /* 'k' kept, '.' dropped, oldest first */
+	} rows[] = {
+		{ 8, 80, "kkkkkkkk" }, /* fits */
+		{ 8, 79, "k.k.kkkk" }, /* one pass: every second of the older half */
+		{ 8, 60, "k.k.kkkk" },
+		{ 8, 50, "k...kkkk" },
+		{ 8, 20, "......kk" },
+		{ 8, 1, ".......k" }, /* the newest stays */
+		{ 3, 25, ".kk" },
+		{ 1, 5, "k" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t sizes[8];
+		bool keep[8];
+		for (size_t j = 0; j < rows[i].n; j++)
+			sizes[j] = 10;
+		size_t kept = history_thin(sizes, rows[i].n, rows[i].cap, keep);
+		char got[9] = { 0 };
+		size_t count = 0;
+		for (size_t j = 0; j < rows[i].n; j++) {
+			got[j] = keep[j] ? 'k' : '.';
+			count += keep[j];
+		}
+		if (strcmp(got, rows[i].want) != 0 || kept != count)
+			fail_msg("row %zu: kept %s (%zu), want %s", i, got, kept, rows[i].want);
+	}
+}
+
+static void test_node_devices(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t advertised, used, idle, fragmented;
+	} rows[] = {
+		{ 8, 0, 8, 0 }, /* a whole node free */
+		{ 8, 3, 0, 5 }, /* free devices on a busy node */
+		{ 8, 8, 0, 0 },
+		{ 8, 9, 0, 0 }, /* more in use than advertised (a stale count): nothing free */
+		{ 0, 0, 0, 0 }, /* nothing advertised (the other owner's node) */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int64_t idle = 1, fragmented = 1;
+		history_node_devices(rows[i].advertised, rows[i].used, &idle, &fragmented);
+		if (idle - 1 != rows[i].idle || fragmented - 1 != rows[i].fragmented)
+			fail_msg("row %zu: idle %lld fragmented %lld", i, (long long)idle - 1, (long long)fragmented - 1);
+	}
+}
+
+static void test_pod_outcome(void **state)
+{
+	(void)state;
+	const history_pod_view_t none = { 0 }, pending = { .present = true },
+				 unschedulable = { .present = true, .unschedulable = true },
+				 bound = { .present = true, .on_node = true },
+				 ready = { .present = true, .on_node = true, .ready = true },
+				 done = { .present = true, .on_node = true, .succeeded = true },
+				 failed = { .present = true, .on_node = true, .gone = true },
+				 gone_unbound = { .present = true, .gone = true };
+	static const char *names[] = { "nothing", "retried", "settled", "placed", "failed", "unplaced" };
+	const struct {
+		const history_pod_view_t *old, *new;
+		bool settled, retried;
+		history_pod_outcome_t want;
+	} rows[] = {
+		{ &none, &pending, false, false, HISTORY_POD_NOTHING },
+		{ &pending, &unschedulable, false, false, HISTORY_POD_RETRIED },
+		{ &unschedulable, &unschedulable, false, true, HISTORY_POD_NOTHING }, /* remembered once */
+		{ &pending, &bound, false, true, HISTORY_POD_NOTHING },
+		{ &bound, &ready, false, true, HISTORY_POD_PLACED },
+		{ &bound, &done, false, false, HISTORY_POD_PLACED },   /* finished before it was seen Ready */
+		{ &none, &ready, false, false, HISTORY_POD_SETTLED },  /* running when first seen: no sample */
+		{ &none, &done, false, false, HISTORY_POD_SETTLED },
+		{ &ready, &ready, true, false, HISTORY_POD_NOTHING },  /* counted once */
+		{ &ready, &none, true, false, HISTORY_POD_NOTHING },   /* a counted pod deleted */
+		{ &bound, &failed, false, false, HISTORY_POD_FAILED }, /* never Ready on its node */
+		{ &bound, &none, false, false, HISTORY_POD_FAILED },   /* deleted before Ready */
+		{ &unschedulable, &gone_unbound, false, true, HISTORY_POD_UNPLACED },
+		{ &unschedulable, &none, false, true, HISTORY_POD_UNPLACED },
+		{ &pending, &none, false, false, HISTORY_POD_NOTHING }, /* never tried to place: no verdict */
+		{ &failed, &none, true, false, HISTORY_POD_NOTHING },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		history_pod_outcome_t got = history_pod_outcome(rows[i].old, rows[i].new, rows[i].settled, rows[i].retried);
+		if (got != rows[i].want)
+			fail_msg("row %zu: %s, want %s", i, names[got], names[rows[i].want]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_change),	    cmocka_unit_test(test_breach),
+		cmocka_unit_test(test_sample_due),  cmocka_unit_test(test_ring_drop),
+		cmocka_unit_test(test_thin),	    cmocka_unit_test(test_node_devices),
+		cmocka_unit_test(test_pod_outcome),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
