@@ -73,6 +73,7 @@ typedef struct {
 	plan_drain_policy_t drain_policy;
 	uint64_t eviction_deadline_ms; /* Evict only: give up evicting after this; default 30m */
 	bool rollback;                 /* spec.rollback.pools names this pool */
+	bool promote;                  /* spec.promote.pools names it: the canary need not wait out its bake */
 } plan_pool_t;
 
 typedef struct {
