@@ -18,7 +18,7 @@
 
 char *freeze_parameter_name(const char *plan)
 {
-	return plan_object_child_name(FREEZE_NAME_PREFIX, plan);
+	return plan_child_name(FREEZE_NAME_PREFIX, plan);
 }
 
 char *freeze_parameter_path(const char *plan)

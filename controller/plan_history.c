@@ -1,13 +1,10 @@
 #include "plan_history.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "freeze.h"
-#include "json_decode.h"
 #include "kube_api.h"
 #include "log.h"
 #include "plan_object.h"
@@ -16,115 +13,15 @@
 
 /* ---- the object ------------------------------------------------------------ */
 
-char *plan_history_path(const char *plan)
+/* The ConfigMap's API path for a plan; NULL when plan is NULL or empty. */
+static char *ph_path(const char *plan)
 {
-	char *name = plan_object_child_name(PLAN_HISTORY_NAME_PREFIX, plan);
+	char *name = plan_child_name(HISTORY_NAME_PREFIX, plan);
 	if (name == NULL)
 		return NULL;
-	char *path = kube_path("v1", "configmaps", FREEZE_NAMESPACE, name, NULL);
+	char *path = kube_path("v1", "configmaps", HISTORY_NAMESPACE, name, NULL);
 	free(name);
 	return path;
-}
-
-static void ph_problem(plan_history_data_t *d, const char *what, size_t line)
-{
-	d->dropped++;
-	if (d->problem[0] == '\0')
-		json_decode_bprintf(d->problem, sizeof(d->problem), "%s, record %zu: %s", what == NULL ? "?" : what,
-				    line + 1, "unreadable");
-}
-
-/* One record: a JSON object of at most PLAN_HISTORY_LINE_MAX bytes with a number "t". NULL otherwise. */
-static cJSON *ph_parse_line(const char *s, size_t len)
-{
-	if (len > PLAN_HISTORY_LINE_MAX)
-		return NULL;
-	cJSON *obj = cJSON_ParseWithLength(s, len);
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "t");
-	if (!cJSON_IsObject(obj) || !cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0) {
-		cJSON_Delete(obj);
-		return NULL;
-	}
-	return obj;
-}
-
-static void ph_decode_lines(plan_history_data_t *d, const cJSON *data, const char *key, cJSON ***out, size_t *n)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key);
-	*out = NULL;
-	*n = 0;
-	if (!cJSON_IsString(v))
-		return;
-	size_t lines = 1;
-	for (const char *p = v->valuestring; *p; p++)
-		lines += *p == '\n';
-	*out = xcalloc(lines, sizeof(cJSON *));
-	size_t i = 0;
-	for (const char *p = v->valuestring; *p; i++) {
-		const char *end = strchr(p, '\n');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (len > 0) {
-			cJSON *rec = ph_parse_line(p, len);
-			if (rec)
-				(*out)[(*n)++] = rec;
-			else
-				ph_problem(d, key, i);
-		}
-		p += len + (end != NULL);
-	}
-}
-
-/* A comparison is objects down to numbers, four levels at most. */
-static bool ph_counters_valid(const cJSON *obj, int depth)
-{
-	if (!cJSON_IsObject(obj) || depth > 4)
-		return false;
-	const cJSON *c;
-	cJSON_ArrayForEach(c, obj)
-	{
-		if (cJSON_IsNumber(c) ? !isfinite(c->valuedouble) || c->valuedouble < 0 : !ph_counters_valid(c, depth + 1))
-			return false;
-	}
-	return true;
-}
-
-int plan_history_decode(const cJSON *configmap, plan_history_data_t *out, char *err, size_t errlen)
-{
-	memset(out, 0, sizeof(*out));
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(configmap, "data");
-	if (!cJSON_IsObject(data))
-		return json_decode_failf(err, errlen, "data: missing: not a drashift history");
-	const cJSON *format = cJSON_GetObjectItemCaseSensitive(data, "format");
-	if (!cJSON_IsString(format) || strcmp(format->valuestring, PLAN_HISTORY_FORMAT) != 0) {
-		char quoted[JSON_DECODE_QUOTE_BUF];
-		json_decode_quote(quoted, sizeof(quoted), cJSON_IsString(format) ? format->valuestring : "");
-		return json_decode_failf(err, errlen, "data.format: %s, want \"%s\"", quoted, PLAN_HISTORY_FORMAT);
-	}
-	ph_decode_lines(out, data, "transitions", &out->transitions, &out->n_transitions);
-	ph_decode_lines(out, data, "samples", &out->samples, &out->n_samples);
-	const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(data, "comparison");
-	if (cJSON_IsString(cmp) && strlen(cmp->valuestring) <= PLAN_HISTORY_COMPARISON_MAX) {
-		out->comparison = cJSON_Parse(cmp->valuestring);
-		if (!ph_counters_valid(out->comparison, 0)) {
-			cJSON_Delete(out->comparison);
-			out->comparison = NULL;
-		}
-	}
-	if (cmp != NULL && out->comparison == NULL)
-		ph_problem(out, "comparison", 0);
-	return 0;
-}
-
-void plan_history_data_free(plan_history_data_t *d)
-{
-	for (size_t i = 0; i < d->n_transitions; i++)
-		cJSON_Delete(d->transitions[i]);
-	for (size_t i = 0; i < d->n_samples; i++)
-		cJSON_Delete(d->samples[i]);
-	free(d->transitions);
-	free(d->samples);
-	cJSON_Delete(d->comparison);
-	memset(d, 0, sizeof(*d));
 }
 
 /* ---- recording ---------------------------------------------------------------- */
@@ -302,7 +199,7 @@ static void ph_record(ph_plan_t *p, cJSON *rec, bool sample)
 {
 	char *line = ph_print(rec);
 	cJSON_Delete(rec);
-	if (strlen(line) > PLAN_HISTORY_LINE_MAX) {
+	if (strlen(line) > HISTORY_LINE_MAX) {
 		log_warn("history record too long; not recorded", "plan", p->name, "record", sample ? "sample" : "transition");
 		free(line);
 		return;
@@ -354,7 +251,7 @@ static void ph_follow(ph_plan_t *p, const cJSON *rec)
 		ph_replace(&p->last_acked, ph_string(rec, "breach"));
 }
 
-static void ph_load(ph_plan_t *p, const plan_history_data_t *d)
+static void ph_load(ph_plan_t *p, const history_data_t *d)
 {
 	for (size_t i = 0; i < d->n_transitions; i++) {
 		ph_follow(p, d->transitions[i]);
@@ -387,9 +284,9 @@ static void ph_on_read(const kube_http_response_t *resp, void *data)
 			p->state = PH_UNREAD;
 		} else {
 			cJSON *obj = cJSON_ParseWithLength(resp->body, resp->body_len);
-			plan_history_data_t d;
+			history_data_t d;
 			char err[256];
-			if (plan_history_decode(obj, &d, err, sizeof(err)) != 0) {
+			if (history_decode(obj, &d, err, sizeof(err)) != 0) {
 				log_warn("history unreadable; starting a new one", "plan", req->plan, "error", err);
 			} else {
 				if (d.dropped > 0) {
@@ -400,7 +297,7 @@ static void ph_on_read(const kube_http_response_t *resp, void *data)
 				}
 				ph_load(p, &d);
 			}
-			plan_history_data_free(&d);
+			history_data_free(&d);
 			cJSON_Delete(obj);
 			p->state = PH_READ;
 		}
@@ -439,7 +336,7 @@ bool plan_history_ready(plan_history_t *h, const char *plan, const char *plan_ui
 	if (plan_uid && (p->uid == NULL || strcmp(p->uid, plan_uid) != 0))
 		ph_replace(&p->uid, plan_uid);
 	if (p->state == PH_UNREAD && now_ms >= p->retry_at_ms) {
-		char *path = plan_history_path(plan);
+		char *path = ph_path(plan);
 		ph_request_t *req = ph_request_new(h, plan, true);
 		p->retry_at_ms = now_ms + PLAN_HISTORY_FLUSH_MS;
 		if (path && kube_get(h->http, path, ph_on_read, req) == 0) {
@@ -704,13 +601,13 @@ static void ph_on_write(const kube_http_response_t *resp, void *data)
 
 static void ph_write(plan_history_t *h, ph_plan_t *p, int64_t now_ms)
 {
-	char *name = plan_object_child_name(PLAN_HISTORY_NAME_PREFIX, p->name);
+	char *name = plan_child_name(HISTORY_NAME_PREFIX, p->name);
 	cJSON *md, *labels;
-	cJSON *cm = plan_object_child_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, p->name, p->uid, &md, &labels);
+	cJSON *cm = plan_object_child_new("v1", "ConfigMap", name, HISTORY_NAMESPACE, p->name, p->uid, &md, &labels);
 	free(name);
 	cJSON_AddStringToObject(labels, PLAN_HISTORY_LABEL, "true");
 	cJSON *data = cJSON_AddObjectToObject(cm, "data");
-	cJSON_AddStringToObject(data, "format", PLAN_HISTORY_FORMAT);
+	cJSON_AddStringToObject(data, "format", HISTORY_FORMAT);
 	char *transitions = ph_join(&p->transitions), *samples = ph_join(&p->samples);
 	cJSON_AddStringToObject(data, "transitions", transitions);
 	cJSON_AddStringToObject(data, "samples", samples);
@@ -718,7 +615,7 @@ static void ph_write(plan_history_t *h, ph_plan_t *p, int64_t now_ms)
 	free(samples);
 	if (p->comparison) {
 		char *cmp = ph_print(p->comparison);
-		if (strlen(cmp) <= PLAN_HISTORY_COMPARISON_MAX)
+		if (strlen(cmp) <= HISTORY_COMPARISON_MAX)
 			cJSON_AddStringToObject(data, "comparison", cmp);
 		else
 			log_warn("history comparison too large; not written", "plan", p->name);
@@ -726,7 +623,7 @@ static void ph_write(plan_history_t *h, ph_plan_t *p, int64_t now_ms)
 	}
 	char *json = ph_print(cm);
 	cJSON_Delete(cm);
-	char *path = plan_history_path(p->name);
+	char *path = ph_path(p->name);
 	ph_request_t *req = ph_request_new(h, p->name, false);
 	p->flushed_ms = now_ms;
 	if (kube_apply(h->http, path, json, true, ph_on_write, req) == 0) {

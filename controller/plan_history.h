@@ -7,7 +7,7 @@
  *   drashift-system/drashift-history-<plan>
  *     labels  drashift.io/history: "true", drashift.io/plan: <plan>
  *     owner   the MigrationPlan (deleting the plan deletes its history)
- *     data    format       PLAN_HISTORY_FORMAT
+ *     data    format       HISTORY_FORMAT
  *             transitions  JSON lines, oldest first, one per change:
  *               {"t":ms,"kind":"pool","pool":"a","from":"Legacy","to":"Canary","heldMs":1200}
  *               {"t":ms,"kind":"node","pool":"a","node":"gpu-1","from":"draining","to":"plugin-off","heldMs":900}
@@ -34,7 +34,7 @@
  *
  * The leader reads the object once per plan before it records anything, so
  * a new leader continues the history. A record it cannot read (not JSON, no
- * time, longer than PLAN_HISTORY_LINE_MAX) is dropped and counted in a log
+ * time, longer than HISTORY_LINE_MAX) is dropped and counted in a log
  * line; a comparison it cannot read starts again from zero, said in a log
  * line. Nothing in the object can make it allocate more than the caps.
  */
@@ -51,39 +51,11 @@
 #include "projection.h"
 #include "slo.h"
 
-#define PLAN_HISTORY_NAME_PREFIX "drashift-history-"
 #define PLAN_HISTORY_LABEL "drashift.io/history"
-#define PLAN_HISTORY_FORMAT "drashift.io/history/v1"
 #define PLAN_HISTORY_TRANSITIONS_MAX (384 * 1024)
 #define PLAN_HISTORY_SAMPLES_MAX (256 * 1024)
-#define PLAN_HISTORY_COMPARISON_MAX (64 * 1024)
-#define PLAN_HISTORY_LINE_MAX 4096
 #define PLAN_HISTORY_FLUSH_MS 15000
 #define PLAN_HISTORY_FLUSH_SOON_MS 2000
-
-/* ---- the object, for the operator and the report ---- */
-
-/* The ConfigMap's API path for a plan; NULL when plan is NULL or empty. */
-char *plan_history_path(const char *plan);
-
-/* Records decoded from the object. Lines are parsed JSON objects, each with a number "t". */
-typedef struct {
-	cJSON **transitions;
-	size_t n_transitions;
-	cJSON **samples;
-	size_t n_samples;
-	cJSON *comparison; /* an object; NULL when absent or unreadable */
-	size_t dropped;    /* records that could not be read */
-	char problem[256]; /* the first thing that could not be read; "" when none */
-} plan_history_data_t;
-
-/*
- * Decode a ConfigMap (the API's JSON). Returns 0, or -1 with err set when it
- * is not a history at all (no data, an unknown format); unreadable records
- * are dropped and counted, never fatal.
- */
-int plan_history_decode(const cJSON *configmap, plan_history_data_t *out, char *err, size_t errlen);
-void plan_history_data_free(plan_history_data_t *d);
 
 /* ---- recording, in the operator ---- */
 

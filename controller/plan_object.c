@@ -1,49 +1,13 @@
 #include "plan_object.h"
 
-#include <inttypes.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xalloc.h"
 
-/* The API's limits: object names are DNS subdomains, label values 63 characters. */
-#define PLAN_OBJECT_NAME_MAX 253
+/* The API's limit on label values. */
 #define PLAN_OBJECT_LABEL_VALUE_MAX 63
-/* "-" and 16 hex digits of the hash. */
-#define PLAN_OBJECT_HASH_SUFFIX_LEN 17
-
-static uint64_t plan_object_fnv1a64(const char *s)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= UINT64_C(1099511628211);
-	}
-	return h;
-}
-
-/*
- * Plan names are DNS subdomains of up to 253 characters, so the prefix can
- * push an object's name past the limit. Those names keep as much of the
- * plan name as fits and end in a hash of the whole name: still one object per
- * plan, still recognisable in kubectl get. The cut must not leave a '-' or
- * '.' just before the hash's '-' ("a.-x" is not a DNS subdomain).
- */
-char *plan_object_child_name(const char *prefix, const char *plan)
-{
-	if (plan == NULL || plan[0] == '\0')
-		return NULL;
-	size_t len = strlen(plan);
-	if (strlen(prefix) + len <= PLAN_OBJECT_NAME_MAX)
-		return xasprintf("%s%s", prefix, plan);
-	size_t keep = PLAN_OBJECT_NAME_MAX - strlen(prefix) - PLAN_OBJECT_HASH_SUFFIX_LEN;
-	while (keep > 0 && (plan[keep - 1] == '-' || plan[keep - 1] == '.'))
-		keep--;
-	return xasprintf("%s%.*s-%016" PRIx64, prefix, (int)keep, plan, plan_object_fnv1a64(plan));
-}
-
 
 cJSON *plan_object_child_new(const char *api_version, const char *kind, const char *name, const char *ns,
 			     const char *plan, const char *plan_uid, cJSON **metadata, cJSON **labels)

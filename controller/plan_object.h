@@ -36,14 +36,6 @@ extern const store_kind_t store_kind_plans;
 #define PLAN_OBJECT_LABEL_PLAN "drashift.io/plan"
 
 /*
- * The name of an object drashift keeps for a plan: prefix and the plan's
- * name ("drashift-freeze-gpu"), or, when that passes the 253 characters of a
- * name, as much of the plan's name as fits and a hash of the whole name.
- * NULL when plan is NULL or empty.
- */
-char *plan_object_child_name(const char *prefix, const char *plan);
-
-/*
  * An object drashift keeps for a plan: apiVersion, kind, name, namespace
  * (NULL: cluster-scoped), drashift's labels, PLAN_OBJECT_LABEL_PLAN when the
  * plan's name fits a label value, and the plan as its owner when plan_uid is

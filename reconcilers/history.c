@@ -1,6 +1,11 @@
 #include "history.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "json_decode.h"
+#include "xalloc.h"
 
 void history_change(const history_subject_t *s, int64_t now_ms, history_change_t *out)
 {
@@ -105,4 +110,107 @@ history_pod_outcome_t history_pod_outcome(const history_pod_view_t *old, const h
 	if (new->present && new->unschedulable && !new->on_node && !retried)
 		return HISTORY_POD_RETRIED;
 	return HISTORY_POD_NOTHING;
+}
+
+/* ---- the object ---------------------------------------------------------------- */
+
+static void history_problem(history_data_t *d, const char *what, size_t line)
+{
+	d->dropped++;
+	if (d->problem[0] == '\0')
+		json_decode_bprintf(d->problem, sizeof(d->problem), "%s, record %zu: %s", what == NULL ? "?" : what,
+				    line + 1, "unreadable");
+}
+
+/* One record: a JSON object of at most HISTORY_LINE_MAX bytes with a number "t". NULL otherwise. */
+static cJSON *history_parse_line(const char *s, size_t len)
+{
+	if (len > HISTORY_LINE_MAX)
+		return NULL;
+	cJSON *obj = cJSON_ParseWithLength(s, len);
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "t");
+	if (!cJSON_IsObject(obj) || !cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0) {
+		cJSON_Delete(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static void history_decode_lines(history_data_t *d, const cJSON *data, const char *key, cJSON ***out, size_t *n)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key);
+	*out = NULL;
+	*n = 0;
+	if (!cJSON_IsString(v))
+		return;
+	size_t lines = 1;
+	for (const char *p = v->valuestring; *p; p++)
+		lines += *p == '\n';
+	*out = xcalloc(lines, sizeof(cJSON *));
+	size_t i = 0;
+	for (const char *p = v->valuestring; *p; i++) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len > 0) {
+			cJSON *rec = history_parse_line(p, len);
+			if (rec)
+				(*out)[(*n)++] = rec;
+			else
+				history_problem(d, key, i);
+		}
+		p += len + (end != NULL);
+	}
+}
+
+/* A comparison is objects down to numbers, four levels at most. */
+static bool history_counters_valid(const cJSON *obj, int depth)
+{
+	if (!cJSON_IsObject(obj) || depth > 4)
+		return false;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, obj)
+	{
+		if (cJSON_IsNumber(c) ? !isfinite(c->valuedouble) || c->valuedouble < 0 : !history_counters_valid(c, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+int history_decode(const cJSON *configmap, history_data_t *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(configmap, "data");
+	if (!cJSON_IsObject(data))
+		return json_decode_failf(err, errlen, "data: missing: not a drashift history");
+	const cJSON *format = cJSON_GetObjectItemCaseSensitive(data, "format");
+	if (!cJSON_IsString(format) || strcmp(format->valuestring, HISTORY_FORMAT) != 0) {
+		char quoted[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(quoted, sizeof(quoted), cJSON_IsString(format) ? format->valuestring : "");
+		return json_decode_failf(err, errlen, "data.format: %s, want \"%s\"", quoted, HISTORY_FORMAT);
+	}
+	history_decode_lines(out, data, "transitions", &out->transitions, &out->n_transitions);
+	history_decode_lines(out, data, "samples", &out->samples, &out->n_samples);
+	const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(data, "comparison");
+	if (cJSON_IsString(cmp) && strlen(cmp->valuestring) <= HISTORY_COMPARISON_MAX) {
+		out->comparison = cJSON_Parse(cmp->valuestring);
+		if (!history_counters_valid(out->comparison, 0)) {
+			cJSON_Delete(out->comparison);
+			out->comparison = NULL;
+		}
+	}
+	if (cmp != NULL && out->comparison == NULL)
+		history_problem(out, "comparison", 0);
+	return 0;
+}
+
+void history_data_free(history_data_t *d)
+{
+	for (size_t i = 0; i < d->n_transitions; i++)
+		cJSON_Delete(d->transitions[i]);
+	for (size_t i = 0; i < d->n_samples; i++)
+		cJSON_Delete(d->samples[i]);
+	free(d->transitions);
+	free(d->samples);
+	cJSON_Delete(d->comparison);
+	memset(d, 0, sizeof(*d));
 }

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 /* Signals are sampled this often per pool; a verdict change is sampled at once. */
 #define HISTORY_SAMPLE_MS 10000
 
@@ -126,5 +128,34 @@ typedef enum {
  */
 history_pod_outcome_t history_pod_outcome(const history_pod_view_t *old, const history_pod_view_t *new, bool settled,
 					  bool retried);
+
+/* ---- the object, read by the operator and by `kubectl drashift report` ---- */
+
+/* drashift-system/drashift-history-<plan> (controller/plan_history.h describes it). */
+#define HISTORY_NAMESPACE "drashift-system"
+#define HISTORY_NAME_PREFIX "drashift-history-"
+#define HISTORY_FORMAT "drashift.io/history/v1"
+/* No record is longer; a comparison is at most this large. */
+#define HISTORY_LINE_MAX 4096
+#define HISTORY_COMPARISON_MAX (64 * 1024)
+
+/* Records decoded from the object. Lines are parsed JSON objects, each with a number "t". */
+typedef struct {
+	cJSON **transitions;
+	size_t n_transitions;
+	cJSON **samples;
+	size_t n_samples;
+	cJSON *comparison; /* an object; NULL when absent or unreadable */
+	size_t dropped;    /* records that could not be read */
+	char problem[256]; /* the first thing that could not be read; "" when none */
+} history_data_t;
+
+/*
+ * Decode a ConfigMap (the API's JSON). Returns 0, or -1 with err set when it
+ * is not a history at all (no data, an unknown format); unreadable records
+ * are dropped and counted, never fatal.
+ */
+int history_decode(const cJSON *configmap, history_data_t *out, char *err, size_t errlen);
+void history_data_free(history_data_t *d);
 
 #endif

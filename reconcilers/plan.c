@@ -30,6 +30,8 @@
 #include "json_decode.h"
 #include "xalloc.h"
 
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -939,4 +941,39 @@ size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes)
 	if (size < 1)
 		size = 1;
 	return size > n_nodes ? n_nodes : size;
+}
+
+/* The API's limit: object names are DNS subdomains. */
+#define PLAN_NAME_MAX 253
+/* "-" and 16 hex digits of the hash. */
+#define PLAN_HASH_SUFFIX_LEN 17
+
+static uint64_t plan_fnv1a64(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+/*
+ * Plan names are DNS subdomains of up to 253 characters, so the prefix can
+ * push an object's name past the limit. Those names keep as much of the
+ * plan name as fits and end in a hash of the whole name: still one object per
+ * plan, still recognisable in kubectl get. The cut must not leave a '-' or
+ * '.' just before the hash's '-' ("a.-x" is not a DNS subdomain).
+ */
+char *plan_child_name(const char *prefix, const char *plan)
+{
+	if (plan == NULL || plan[0] == '\0')
+		return NULL;
+	size_t len = strlen(plan);
+	if (strlen(prefix) + len <= PLAN_NAME_MAX)
+		return xasprintf("%s%s", prefix, plan);
+	size_t keep = PLAN_NAME_MAX - strlen(prefix) - PLAN_HASH_SUFFIX_LEN;
+	while (keep > 0 && (plan[keep - 1] == '-' || plan[keep - 1] == '.'))
+		keep--;
+	return xasprintf("%s%.*s-%016" PRIx64, prefix, (int)keep, plan, plan_fnv1a64(plan));
 }

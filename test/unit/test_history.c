@@ -1,8 +1,10 @@
 /*
  * What the plan's history records and drops, as tables: transitions and
  * their times, freezes and acknowledgements, when signals are sampled, the
- * byte caps (ring and thinning), idle and fragmented devices, and how a
- * pod's changes count in the DRA-against-legacy comparison.
+ * byte caps (ring and thinning), idle and fragmented devices, how a pod's
+ * changes count in the DRA-against-legacy comparison, and reading the
+ * history back: what a person or a bug may have left in the ConfigMap is
+ * dropped and counted, never fatal, never read past the caps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +12,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "history.h"
+#include "xalloc.h"
 
 #define NOW 1764441600000LL
 
@@ -186,13 +190,77 @@ static void test_pod_outcome(void **state)
 	}
 }
 
+#define LINE "{\"t\":1764441600000,\"kind\":\"pool\",\"pool\":\"a\",\"to\":\"Canary\"}"
+
+static cJSON *configmap(const char *format, const char *transitions, const char *comparison)
+{
+	cJSON *cm = cJSON_CreateObject();
+	cJSON *data = cJSON_AddObjectToObject(cm, "data");
+	if (format)
+		cJSON_AddStringToObject(data, "format", format);
+	if (transitions)
+		cJSON_AddStringToObject(data, "transitions", transitions);
+	if (comparison)
+		cJSON_AddStringToObject(data, "comparison", comparison);
+	return cm;
+}
+
+static void test_decode(void **state)
+{
+	(void)state;
+	char *long_line = xmalloc(HISTORY_LINE_MAX + 64);
+	snprintf(long_line, HISTORY_LINE_MAX + 64, "{\"t\":1,\"pad\":\"%0*d\"}", HISTORY_LINE_MAX, 0);
+	char *big_comparison = xmalloc(HISTORY_COMPARISON_MAX + 64);
+	snprintf(big_comparison, HISTORY_COMPARISON_MAX + 64, "{\"pools\":{},\"x\":%0*d}", HISTORY_COMPARISON_MAX, 1);
+	const struct {
+		const char *format, *transitions, *comparison;
+		int rc;
+		size_t transitions_read, dropped;
+		bool comparison_read;
+	} rows[] = {
+		{ HISTORY_FORMAT, LINE "\n" LINE "\n", "{\"pools\":{\"a\":{\"dra\":{\"placed\":3}}}}", 0, 2, 0, true },
+		{ HISTORY_FORMAT, "", NULL, 0, 0, 0, false },			  /* empty: a new history */
+		{ "drashift.io/history/v9", LINE, NULL, -1, 0, 0, false },		  /* an unknown format: not ours to read */
+		{ NULL, LINE, NULL, -1, 0, 0, false },					  /* no format */
+		{ HISTORY_FORMAT, LINE "\nnot json\n" LINE, NULL, 0, 2, 1, false }, /* a broken record is dropped */
+		{ HISTORY_FORMAT, "{\"kind\":\"pool\"}\n[1]\n{\"t\":-5}", NULL, 0, 0, 3, false }, /* no usable time */
+		{ HISTORY_FORMAT, long_line, NULL, 0, 0, 1, false },		  /* longer than a record may be */
+		{ HISTORY_FORMAT, NULL, "{\"pools\":{\"a\":\"many\"}}", 0, 0, 1, false }, /* counters are numbers */
+		{ HISTORY_FORMAT, NULL, "{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":1}}}}}}", 0, 0, 1, false }, /* too deep */
+		{ HISTORY_FORMAT, NULL, "{\"placed\":-1}", 0, 0, 1, false },
+		{ HISTORY_FORMAT, NULL, big_comparison, 0, 0, 1, false },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cJSON *cm = configmap(rows[i].format, rows[i].transitions, rows[i].comparison);
+		history_data_t d;
+		char err[256] = "";
+		int rc = history_decode(cm, &d, err, sizeof(err));
+		if (rc != rows[i].rc || d.n_transitions != rows[i].transitions_read || d.dropped != rows[i].dropped ||
+		    (d.comparison != NULL) != rows[i].comparison_read)
+			fail_msg("row %zu: rc %d (%s) transitions %zu dropped %zu comparison %d", i, rc, err, d.n_transitions,
+				 d.dropped, d.comparison != NULL);
+		if (rc != 0 && strstr(err, "data.format") == NULL)
+			fail_msg("row %zu: error %s does not name data.format", i, err);
+		if (d.dropped > 0 && d.problem[0] == '\0')
+			fail_msg("row %zu: nothing says what was dropped", i);
+		history_data_free(&d);
+		cJSON_Delete(cm);
+	}
+	history_data_t d;
+	char err[256];
+	assert_int_equal(history_decode(NULL, &d, err, sizeof(err)), -1); /* not an object at all */
+	assert_non_null(strstr(err, "data"));
+	free(long_line);
+	free(big_comparison);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_change),	    cmocka_unit_test(test_breach),
 		cmocka_unit_test(test_sample_due),  cmocka_unit_test(test_ring_drop),
 		cmocka_unit_test(test_thin),	    cmocka_unit_test(test_node_devices),
-		cmocka_unit_test(test_pod_outcome),
+		cmocka_unit_test(test_pod_outcome), cmocka_unit_test(test_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

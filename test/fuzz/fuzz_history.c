@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "plan_history.h"
+#include "history.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -14,9 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[256];
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
-	plan_history_data_t d;
-	if (plan_history_decode(obj, &d, err, sizeof(err)) == 0)
-		plan_history_data_free(&d);
+	history_data_t d;
+	if (history_decode(obj, &d, err, sizeof(err)) == 0)
+		history_data_free(&d);
 	cJSON_Delete(obj);
 	return 0;
 }
