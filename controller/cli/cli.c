@@ -21,6 +21,8 @@ static const cli_verb_t cli_verbs[] = {
 	  cli_verb_rollback },
 	{ "acknowledge", "acknowledge PLAN", "lift the freeze of the breach recorded now", cli_verb_acknowledge },
 	{ "abort", "abort PLAN", "roll every pool back to the device plugin and stay there", cli_verb_abort },
+	{ "report", "report PLAN [-o FILE]", "the migration as one HTML page: timeline, signals, DRA against legacy",
+	  cli_verb_report },
 };
 #define CLI_N_VERBS (sizeof(cli_verbs) / sizeof(cli_verbs[0]))
 

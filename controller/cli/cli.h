@@ -130,5 +130,6 @@ int cli_verb_promote(struct cli *c, int argc, char **argv);
 int cli_verb_rollback(struct cli *c, int argc, char **argv);
 int cli_verb_acknowledge(struct cli *c, int argc, char **argv);
 int cli_verb_abort(struct cli *c, int argc, char **argv);
+int cli_verb_report(struct cli *c, int argc, char **argv);
 
 #endif
