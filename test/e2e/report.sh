@@ -3,7 +3,8 @@
 # simulated fleet (tenant jobs through the device plugin and through DRA), a
 # breach that freezes the plan and its acknowledgement through the plugin,
 # then `kubectl drashift report demo -o report.html`:
-#   1. the operator keeps the plan's history in drashift-system/drashift-history-demo;
+#   1. the operator keeps the plan's history in drashift-system/drashift-history-demo,
+#      and a restarted operator goes on with it;
 #   2. the page is self-contained (no script, no external URL);
 #   3. Debian's chromium, headless, loads it without a console error and its
 #      DOM has a lane for each pool and each node, the freeze band, a chart
@@ -67,6 +68,17 @@ done
 placed() { history comparison | jq -e '.pools.a.dra.placed > 0 and .pools.a.legacy.placed > 0' >/dev/null; }
 wait_for 60 "jobs of both paths counted in the comparison" placed
 [ "$(history samples | wc -l)" -gt 2 ] || fail "fewer than 3 signal samples in the history: $(history samples)"
+# A restarted operator reads the history and goes on with it: no node is seen for the first time again.
+first_sights() { history transitions | jq -s '[.[] | select(.kind == "node" and (has("from") | not))] | length'; }
+before=$(first_sights)
+[ "$before" -eq "$(kubectl get nodes -l drashift.io/pool -o name | wc -l)" ] || fail "$before first sights of nodes, want one per node"
+samples_before=$(history samples | wc -l)
+kill "$OPERATOR_PID"
+wait "$OPERATOR_PID" || fail "drashift-controller did not exit 0 on SIGTERM"
+start_operator
+sampled_again() { [ "$(history samples | wc -l)" -gt "$samples_before" ]; }
+wait_for 90 "the restarted operator to add to the history" sampled_again
+expect_eq "$(first_sights)" "$before" "first sights of nodes after a restart"
 kubectl -n drashift-system get configmap drashift-history-demo -o jsonpath='{.metadata.ownerReferences[0].kind}' |
 	grep -qx MigrationPlan || fail "the history is not owned by its plan (it would outlive it)"
 
