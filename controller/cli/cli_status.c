@@ -69,6 +69,8 @@ static void cli_line(cli_frame_t *f, const char *fmt, ...)
 		abort();
 	va_end(ap);
 	size_t len = strlen(line);
+	while (len > 0 && line[len - 1] == ' ')
+		len--;
 	if (cli_columns(line, len) > f->width) {
 		size_t cols = 0, i = 0;
 		for (; i < len; i++) {
@@ -344,8 +346,8 @@ static void cli_render_nodes(cli_frame_t *f, const char *stem, const cli_pool_no
 static void cli_render_gate(cli_frame_t *f, const char *stem, const cJSON *status, const char *pool)
 {
 	const cJSON *s;
-	const char *gate = cli_str(cli_pool_status(status, pool), "gate", NULL);
-	cli_line(f, "%s├─ gate%s%s", stem, gate ? ": " : "", gate ? gate : "");
+	const char *gate = cli_str(cli_pool_status(status, pool), "gate", "not judged yet");
+	cli_line(f, "%s├─ gate: %s", stem, gate);
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(status, "signals"))
 	{
 		if (strcmp(cli_str(s, "pool", ""), pool) != 0)
@@ -353,10 +355,12 @@ static void cli_render_gate(cli_frame_t *f, const char *stem, const cJSON *statu
 		const cJSON *samples = cJSON_GetObjectItemCaseSensitive(s, "samples");
 		const char *verdict = cli_str(s, "verdict", "?");
 		char sample_text[48] = "";
-		if (cJSON_IsNumber(samples))
+		bool judged = strcmp(verdict, "NotJudged") != 0;
+		if (cJSON_IsNumber(samples) && judged)
 			snprintf(sample_text, sizeof(sample_text), "%lld samples", (long long)samples->valuedouble);
 		cli_line(f, "%s│    %-28s %10s  limit %-10s %-14s %s", stem, cli_str(s, "name", "?"),
-			 cli_str(s, "value", "-"), cli_str(s, "threshold", "-"), sample_text, verdict);
+			 judged ? cli_str(s, "value", "-") : "-", judged ? cli_str(s, "threshold", "-") : "none", sample_text,
+			 verdict);
 	}
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# kubectl describe migrationplan reads top-down: the real kubectl describe of
+# a plan whose canary bakes, then of the same plan paused. kubectl describe
+# prints the spec, then the status with its fields in alphabetical order, so
+# the status opens with status.activity: the phase, what drashift waits for
+# next, and the action to take. Each pool has its one-line gate beside the
+# structured signals, and the conditions say what to run.
+source "$(dirname "$0")/../lib.sh"
+testenv_start
+install_drashift
+start_fleet --pools a:3x4,b:2x4
+start_operator
+mkdir -p "$TEST_DIR/plugins"
+ln -s "${DRASHIFT_CONTROLLER:?}" "$TEST_DIR/plugins/kubectl-drashift"
+export PATH="$TEST_DIR/plugins:$PATH"
+kubectl apply -f - >/dev/null <<'EOF_PLAN'
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata: {name: fleet}
+spec:
+  driver: gpu.example.com
+  extendedResource: example.com/gpu
+  deviceClassNames: [gpu.example.com]
+  slo: {minSamples: 5}
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    canary: {nodes: 1}
+    bakeTime: 1h
+  - name: b
+    nodeSelector: {matchLabels: {drashift.io/pool: b}}
+    canary: {nodes: 1}
+EOF_PLAN
+activity_is() { case $(plan_field fleet '{.status.activity}') in "$1"*) return 0 ;; esac; return 1; }
+wait_for 180 "pool a's canary to bake" activity_is "Canary: pool a's canary is on DRA and bakes until"
+
+# The status block of kubectl describe: from "Status:" to "Events:".
+status_block() { kubectl describe mp fleet | sed -n '/^Status:/,/^Events:/p'; }
+block=$(status_block)
+log "kubectl describe, the status:"$'\n'"$(echo "$block" | head -25)"
+first=$(echo "$block" | sed -n 2p)
+case $first in
+"  Activity:"*"Canary: pool a's canary is on DRA and bakes until "*"Action: none (kubectl drashift promote fleet a ends the bake now)") ;;
+*) fail "the status does not open with what happens next and what to do: '$first'" ;;
+esac
+echo "$block" | grep -q 'Message: .*kubectl drashift status fleet' || fail "the Ready condition does not say where to look"
+# Per pool, its gate in one line, before the signals' details.
+gates=$(echo "$block" | grep -c '^    Gate: ')
+expect_eq "$gates" 2 "pools with a one-line gate"
+gate_line=$(echo "$block" | grep -n '^    Gate: ' | head -1 | cut -d: -f1)
+signals_line=$(echo "$block" | grep -n '^  Signals:' | cut -d: -f1)
+[ "$gate_line" -lt "$signals_line" ] || fail "the gate summary comes after the signals"
+
+kubectl drashift pause fleet >/dev/null
+wait_for 30 "the status to say paused" activity_is "Paused:"
+first=$(status_block | sed -n 2p)
+expect_contains "$first" "Action: kubectl drashift resume fleet" "the first status line of a paused plan"
+echo "$(status_block)" | grep -q 'Message: .*kubectl drashift resume fleet' || fail "the Paused condition does not say how to go on"
+expect_no_violations
+log "PASS"
