@@ -72,6 +72,7 @@ static void cli_line(cli_frame_t *f, const char *fmt, ...)
 	while (len > 0 && line[len - 1] == ' ')
 		len--;
 	if (cli_columns(line, len) > f->width) {
+		/* Keep width - 1 columns, then the ellipsis. */
 		size_t cols = 0, i = 0;
 		for (; i < len; i++) {
 			if (((unsigned char)line[i] & 0xC0) != 0x80 && ++cols == f->width)
@@ -256,17 +257,6 @@ static int cli_pool_nodes(struct cli *c, const plan_t *plan, const plan_pool_t *
 	return rc;
 }
 
-static bool cli_in_list(const cJSON *list, const char *name)
-{
-	const cJSON *v;
-	cJSON_ArrayForEach(v, list)
-	{
-		if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0)
-			return true;
-	}
-	return false;
-}
-
 static const cJSON *cli_pool_status(const cJSON *status, const char *pool)
 {
 	const cJSON *p;
@@ -316,12 +306,12 @@ static void cli_render_nodes(cli_frame_t *f, const char *stem, const cli_pool_no
 	size_t shown = 0, on_dra = 0, on_legacy = 0;
 	size_t total_shown = 0;
 	for (size_t i = 0; i < pn->n; i++)
-		if (all || cli_node_rank(&pn->states[i]) < 2 || cli_in_list(canary, pn->nodes[i].meta.name))
+		if (all || cli_node_rank(&pn->states[i]) < 2 || cli_has_string(canary, pn->nodes[i].meta.name))
 			total_shown++;
 	for (int rank = 0; rank < 3; rank++)
 		for (size_t i = 0; i < pn->n; i++) {
 			const handover_state_t *st = &pn->states[i];
-			bool is_canary = cli_in_list(canary, pn->nodes[i].meta.name);
+			bool is_canary = cli_has_string(canary, pn->nodes[i].meta.name);
 			if (cli_node_rank(st) != rank)
 				continue;
 			if (!all && rank == 2 && !is_canary) {
@@ -399,17 +389,25 @@ static void cli_render_freeze(cli_frame_t *f, const char *name, const cJSON *sta
 		cli_line(f, "├─ freeze: lifted (breach %s acknowledged)", cli_str(breach, "id", "?"));
 }
 
-/* The next thing drashift waits for: the freeze, else the first pool that is not done, else nothing. */
+static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status);
+
+/* The next thing drashift waits for (the freeze, else the first pool not done), and what to do. */
 static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
 {
 	if (!cJSON_IsObject(status)) {
 		cli_line(f, "waiting for: drashift to write the plan's first status (is drashift-controller running?)");
 		return;
 	}
+	/* status.activity ends in the action to take: its own line, under what drashift waits for. */
 	const char *activity = cli_str(status, "activity", NULL);
-	if (activity) {
-		cli_line(f, "now: %s", activity);
-	}
+	const char *action = activity ? strstr(activity, "Action: ") : NULL;
+	cli_render_waiting_for(f, name, plan, status);
+	if (action)
+		cli_line(f, "action: %s", action + strlen("Action: "));
+}
+
+static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
+{
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "frozen"))) {
 		cli_line(f, "waiting for: a person to acknowledge the breach (kubectl drashift acknowledge %s)", name);
 		return;

@@ -7,32 +7,9 @@
 # structured signals, and the conditions say what to run.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
-install_drashift
-start_fleet --pools a:3x4,b:2x4
-start_operator
-mkdir -p "$TEST_DIR/plugins"
-ln -s "${DRASHIFT_CONTROLLER:?}" "$TEST_DIR/plugins/kubectl-drashift"
-export PATH="$TEST_DIR/plugins:$PATH"
-kubectl apply -f - >/dev/null <<'EOF_PLAN'
-apiVersion: drashift.io/v1alpha1
-kind: MigrationPlan
-metadata: {name: fleet}
-spec:
-  driver: gpu.example.com
-  extendedResource: example.com/gpu
-  deviceClassNames: [gpu.example.com]
-  slo: {minSamples: 5}
-  pools:
-  - name: a
-    nodeSelector: {matchLabels: {drashift.io/pool: a}}
-    canary: {nodes: 1}
-    bakeTime: 1h
-  - name: b
-    nodeSelector: {matchLabels: {drashift.io/pool: b}}
-    canary: {nodes: 1}
-EOF_PLAN
+start_fleet_plan_baking
 activity_is() { case $(plan_field fleet '{.status.activity}') in "$1"*) return 0 ;; esac; return 1; }
-wait_for 180 "pool a's canary to bake" activity_is "Canary: pool a's canary is on DRA and bakes until"
+wait_for 30 "the status to say the canary bakes" activity_is "Canary: pool a's canary is on DRA and bakes until"
 
 # The status block of kubectl describe: from "Status:" to "Events:".
 status_block() { kubectl describe mp fleet | sed -n '/^Status:/,/^Events:/p'; }

@@ -10,25 +10,8 @@ TEST_NAME="cli_$verb"
 testenv_start
 kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
 crd_established
-mkdir -p "$TEST_DIR/plugins"
-ln -s "${DRASHIFT_CONTROLLER:?}" "$TEST_DIR/plugins/kubectl-drashift"
-export PATH="$TEST_DIR/plugins:$PATH"
-kubectl apply -f - >/dev/null <<'EOF_PLAN'
-apiVersion: drashift.io/v1alpha1
-kind: MigrationPlan
-metadata: {name: fleet}
-spec:
-  driver: gpu.example.com
-  extendedResource: example.com/gpu
-  deviceClassNames: [gpu.example.com]
-  pools:
-  - name: a
-    nodeSelector: {matchLabels: {drashift.io/pool: a}}
-    canary: {nodes: 1}
-  - name: b
-    nodeSelector: {matchLabels: {drashift.io/pool: b}}
-    canary: {nodes: 1}
-EOF_PLAN
+kubectl_drashift_on_path
+apply_fleet_plan
 
 spec() { kubectl get mp fleet -o jsonpath="{.spec.$1}"; }
 # drashift VERB ARGS...: run it, keep its output in $out, fail on a non-zero exit.
