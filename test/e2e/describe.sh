@@ -20,18 +20,20 @@ case $first in
 "  Activity:"*"Canary: pool a's canary is on DRA and bakes until "*"Action: none (kubectl drashift promote fleet a ends the bake now)") ;;
 *) fail "the status does not open with what happens next and what to do: '$first'" ;;
 esac
-echo "$block" | grep -q 'Message: .*kubectl drashift status fleet' || fail "the Ready condition does not say where to look"
+grep -q 'Message: .*kubectl drashift status fleet' <<<"$block" || fail "the Ready condition does not say where to look"
 # Per pool, its gate in one line, before the signals' details.
-gates=$(echo "$block" | grep -c '^    Gate: ')
+gates=$(grep -c '^    Gate: ' <<<"$block")
 expect_eq "$gates" 2 "pools with a one-line gate"
-gate_line=$(echo "$block" | grep -n '^    Gate: ' | head -1 | cut -d: -f1)
-signals_line=$(echo "$block" | grep -n '^  Signals:' | cut -d: -f1)
+gate_line=$(grep -n '^    Gate: ' <<<"$block" | head -1 | cut -d: -f1)
+signals_line=$(grep -n '^  Signals:' <<<"$block" | cut -d: -f1)
 [ "$gate_line" -lt "$signals_line" ] || fail "the gate summary comes after the signals"
 
 kubectl drashift pause fleet >/dev/null
 wait_for 30 "the status to say paused" activity_is "Paused:"
-first=$(status_block | sed -n 2p)
+block=$(status_block)
+first=$(echo "$block" | sed -n 2p)
 expect_contains "$first" "Action: kubectl drashift resume fleet" "the first status line of a paused plan"
-echo "$(status_block)" | grep -q 'Message: .*kubectl drashift resume fleet' || fail "the Paused condition does not say how to go on"
+grep -q 'Message: .*kubectl drashift resume fleet' <<<"$block" ||
+	fail "the Paused condition does not say how to go on:"$'\n'"$(echo "$block" | head -40)"
 expect_no_violations
 log "PASS"

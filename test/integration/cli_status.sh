@@ -22,24 +22,26 @@ trap 'rc=$?; set +e; tmux -S "$sock" kill-server 2>/dev/null; (exit $rc); testen
 pane() { tmux -S "$sock" capture-pane -p -t 0; }
 drawn() { pane | grep -q 'pool b'; }
 wait_for 30 "the status tree in the tmux pane" drawn
-sleep 3 # at least one redraw
+sleep 5 # two redraws at least
 screen=$(pane)
 log "the pane:"$'\n'"$screen"
-echo "$screen" | grep -q '^migrationplan fleet .*phase Canary' || fail "no plan line with its phase"
-echo "$screen" | grep -q '^├─ pool a .*Canary' || fail "no pool a branch of the tree"
-echo "$screen" | grep -q '^└─ pool b' || fail "no pool b as the last branch"
-echo "$screen" | grep -qE '^│  [├└]─ a-[0-9]+ +canary +dra +\[#####\]' || fail "no canary node of pool a on DRA with a full bar"
-echo "$screen" | grep -qE '^│  [├└]─ a-[0-9]+ +legacy +\[\.\.\.\.\.\]' || fail "no legacy node of pool a with an empty bar"
-echo "$screen" | grep -qE '^│  │ +allocationLatencyP95 .* limit .* (Pass|Inconclusive|NotJudged)' ||
+grep -q '^migrationplan fleet .*phase Canary' <<<"$screen" || fail "no plan line with its phase"
+grep -q '^├─ pool a .*Canary' <<<"$screen" || fail "no pool a branch of the tree"
+grep -q '^└─ pool b' <<<"$screen" || fail "no pool b as the last branch"
+grep -qE '^│  [├└]─ a-[0-9]+ +canary +dra +\[#####\]' <<<"$screen" || fail "no canary node of pool a on DRA with a full bar"
+grep -qE '^│  [├└]─ a-[0-9]+ +legacy +\[\.\.\.\.\.\]' <<<"$screen" || fail "no legacy node of pool a with an empty bar"
+grep -qE '^│  │ +allocationLatencyP95 .* limit .* (Pass|Inconclusive|NotJudged)' <<<"$screen" ||
 	fail "no signal line for allocationLatencyP95 under pool a's gate"
-echo "$screen" | grep -q '^waiting for: pool a: canary baking' || fail "no 'waiting for' line naming the bake"
-echo "$screen" | grep -q '^├─ freeze: none' || fail "no freeze line"
+grep -q '^waiting for: pool a: canary baking' <<<"$screen" || fail "no 'waiting for' line naming the bake"
+grep -q '^├─ freeze: none' <<<"$screen" || fail "no freeze line"
 # Columns as a terminal counts them (wc -L in a UTF-8 locale; awk here counts bytes).
 while IFS= read -r line; do
 	[ "$(printf '%s' "$line" | LC_ALL=C.UTF-8 wc -L)" -le 120 ] || fail "a line wider than 120 columns: $line"
 done <<<"$screen"
-echo "$screen" | grep -q '^action: none' || fail "no action line"
-# Redrawn in place: the screen holds one tree, not a scroll of frames.
-expect_eq "$(echo "$screen" | grep -c '^migrationplan fleet')" 1 "plan lines on the screen after redraws"
+grep -q '^action: none' <<<"$screen" || fail "no action line"
+# Redrawn in place: after several redraws (one each 2 s) the pane and its
+# scrollback hold one tree, not a scroll of frames.
+history=$(tmux -S "$sock" capture-pane -p -S - -t 0)
+expect_eq "$(grep -c '^migrationplan fleet' <<<"$history")" 1 "plan lines in the pane and its scrollback after redraws"
 tmux -S "$sock" kill-server
 log "PASS"
