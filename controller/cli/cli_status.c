@@ -381,11 +381,11 @@ static void cli_render_freeze(cli_frame_t *f, const char *name, const cJSON *sta
 	}
 	char since[32];
 	cli_duration(now - cli_time_ms(breach, "time"), since, sizeof(since));
-	if (cJSON_IsTrue(frozen))
-		cli_line(f, "├─ freeze: FROZEN %s ago by %s (pool %s: %s %s, limit %s); lift: kubectl drashift acknowledge %s",
-			 since, cli_str(breach, "id", "?"), cli_str(breach, "pool", "?"), cli_str(breach, "signal", "?"),
-			 cli_str(breach, "value", "?"), cli_str(breach, "threshold", "?"), name);
-	else
+	if (cJSON_IsTrue(frozen)) {
+		cli_line(f, "├─ freeze: FROZEN %s ago: pool %s %s measured %s, limit %s", since, cli_str(breach, "pool", "?"),
+			 cli_str(breach, "signal", "?"), cli_str(breach, "value", "?"), cli_str(breach, "threshold", "?"));
+		cli_line(f, "│  lift: kubectl drashift acknowledge %s (breach %s)", name, cli_str(breach, "id", "?"));
+	} else
 		cli_line(f, "├─ freeze: lifted (breach %s acknowledged)", cli_str(breach, "id", "?"));
 }
 

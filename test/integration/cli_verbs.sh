@@ -87,6 +87,13 @@ acknowledge)
 	refused "nothing to acknowledge" acknowledge fleet
 	kubectl patch mp fleet --subresource=status --type=merge -p \
 		'{"status":{"frozen":true,"breach":{"id":"a-readyLatencyP95-1764441600","pool":"a","signal":"readyLatencyP95","value":"41000ms","threshold":"30000ms","time":"2026-12-01T10:00:00Z"}}}' >/dev/null
+	# status shows the freeze, who lifts it and how.
+	drashift status fleet
+	expect_contains "$out" "├─ freeze: FROZEN" "status of a frozen plan"
+	expect_contains "$out" "ago: pool a readyLatencyP95 measured 41000ms, limit 30000ms" "status of a frozen plan"
+	expect_contains "$out" "lift: kubectl drashift acknowledge fleet (breach a-readyLatencyP95-1764441600)" \
+		"status of a frozen plan"
+	expect_contains "$out" "waiting for: a person to acknowledge the breach" "status of a frozen plan"
 	drashift acknowledge fleet
 	expect_eq "$out" "migrationplan.drashift.io/fleet: spec.acknowledgedBreach (unset) -> \"a-readyLatencyP95-1764441600\"" \
 		"what acknowledge printed"
