@@ -1363,6 +1363,9 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
 	pc_add_time(p, "finishTime", run->out.record.finish_ms);
 	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
+	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
+	cJSON_AddStringToObject(p, "gate", gate);
+	free(gate);
 	return p;
 }
 
@@ -1412,14 +1415,20 @@ static void pc_render_breach(cJSON *st, const pc_reconcile_t *r)
 	cJSON_AddItemToObject(st, "breach", kept);
 }
 
+/* The breach that holds the freeze: the one recorded now, or the one recorded before. */
+static plan_breach_t pc_breach_in_force(const pc_reconcile_t *r)
+{
+	if (!r->new_breach.found)
+		return r->recorded;
+	return (plan_breach_t){ .id = r->new_breach.id, .pool = r->breach_pool, .signal = r->new_breach.signal,
+				.value = r->new_breach.value, .threshold = r->new_breach.threshold };
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
 	const char *name = r->po->meta.name;
-	plan_breach_t in_force = r->recorded;
-	if (r->new_breach.found)
-		in_force = (plan_breach_t){ .id = r->new_breach.id, .pool = r->breach_pool, .signal = r->new_breach.signal,
-					    .value = r->new_breach.value, .threshold = r->new_breach.threshold };
+	plan_breach_t in_force = pc_breach_in_force(r);
 	const cJSON *conflict = cJSON_GetArrayItem(r->conflicts, 0);
 	plan_conditions_input_t in = {
 		.plan = r->plan,
@@ -1450,14 +1459,27 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	cJSON *st = cJSON_CreateObject();
 	pool_phase_t *phases = xcalloc(plan->n_pools + 1, sizeof(*phases));
 	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
+	const char **messages = xcalloc(plan->n_pools + 1, sizeof(*messages));
+	pool_record_t *records = xcalloc(plan->n_pools + 1, sizeof(*records));
 	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		phases[i] = r->runs[i].out.phase;
+		messages[i] = r->runs[i].out.message;
+		records[i] = r->runs[i].out.record;
 		pools_dra += phases[i] == POOL_DRA;
 		nodes_dra += r->runs[i].out.n_dra;
 		nodes_total += r->runs[i].n;
 		cJSON_AddItemToArray(pools, pc_render_pool(pc, r, i));
 	}
+	/* First in kubectl describe (its fields are sorted): the phase, what happens next, what to do. */
+	plan_breach_t in_force = pc_breach_in_force(r);
+	plan_activity_input_t activity = { .plan = plan, .phases = phases, .messages = messages, .records = records,
+					   .frozen = r->freeze.frozen, .breach = &in_force, .now_ms = r->now };
+	char *text = plan_status_activity(&activity);
+	cJSON_AddStringToObject(st, "activity", text);
+	free(text);
+	free(messages);
+	free(records);
 	pc_render_signals(st, r);
 	pc_render_breach(st, r);
 	cJSON_AddStringToObject(st, "phase", plan_status_phase(phases, plan->n_pools, r->freeze.frozen, plan->paused));

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "xalloc.h"
 
 #define CLI_PROG "kubectl drashift"
@@ -151,6 +152,8 @@ static int cli_take_shared_flags(struct cli *c, int argc, char **argv, int *rest
 int cli_main(int argc, char **argv)
 {
 	struct cli c = { .out = stdout, .err = stderr, .tty = isatty(STDOUT_FILENO) == 1 };
+	/* The runtime's info lines (a credential plugin ran) are for the operator's log, not a person's terminal. */
+	log_set_level(LOG_WARN);
 	char **rest = xcalloc((size_t)argc + 1, sizeof(char *));
 	int n = 0;
 	int rc = cli_take_shared_flags(&c, argc - 1, argv + 1, &n, rest);

@@ -89,13 +89,13 @@ typedef struct {
 void cli_response_free(cli_response_t *r);
 
 /*
- * One request, synchronous: connects on first use (kubeconfig, exec
+ * GET path, synchronous: connects on first use (kubeconfig, exec
  * credential), runs the loop until the answer is in. Returns 0 with *out
  * filled (whatever the status), or -1 when the request could not start
- * (out->error says why).
+ * (out->error says why). Another kind of request follows cli_apply() in
+ * cli_client.c: start it with kube_api.h, then cli_wait() for it.
  */
-int cli_request(struct cli *c, const char *method, const char *path, const char *content_type,
-		const char *body, cli_response_t *out);
+int cli_get(struct cli *c, const char *path, cli_response_t *out);
 
 /*
  * GET path and decode the JSON. Returns the object (free with cJSON_Delete),
@@ -116,6 +116,9 @@ cJSON *cli_get_plan(struct cli *c, const char *name);
  * since it was read; *conflict is then set (may be NULL) and no line written.
  */
 cJSON *cli_apply(struct cli *c, const char *path, const cJSON *obj, bool *conflict);
+
+/* Whether the JSON array holds the string s. */
+bool cli_has_string(const cJSON *array, const char *s);
 
 /* Write "kubectl drashift VERB: <message>\n" to c->err. Returns 1 (the exit code of a failure). */
 int cli_fail(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

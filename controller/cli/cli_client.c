@@ -90,21 +90,12 @@ static int cli_wait(struct cli *c, int started, cli_call_t *call)
 	return 0;
 }
 
-int cli_request(struct cli *c, const char *method, const char *path, const char *content_type,
-		const char *body, cli_response_t *out)
+int cli_get(struct cli *c, const char *path, cli_response_t *out)
 {
 	if (cli_ready(c, out) != 0)
 		return -1;
-	kube_http_req_t req = {
-		.method = method,
-		.path = path,
-		.content_type = content_type,
-		.body = body,
-		.body_len = body ? strlen(body) : 0,
-		.retry = 1,
-	};
 	cli_call_t call = { .out = out };
-	return cli_wait(c, kube_http_request(c->http, &req, cli_on_response, &call, NULL), &call);
+	return cli_wait(c, kube_get(c->http, path, cli_on_response, &call), &call);
 }
 
 cJSON *cli_get_json(struct cli *c, const char *path, bool *not_found)
@@ -112,7 +103,7 @@ cJSON *cli_get_json(struct cli *c, const char *path, bool *not_found)
 	cli_response_t r;
 	if (not_found)
 		*not_found = false;
-	if (cli_request(c, "GET", path, NULL, NULL, &r) != 0) {
+	if (cli_get(c, path, &r) != 0) {
 		cli_fail(c, "%s", r.error);
 		cli_response_free(&r);
 		return NULL;
@@ -164,4 +155,15 @@ cJSON *cli_apply(struct cli *c, const char *path, const cJSON *obj, bool *confli
 		cli_fail(c, "apply %s: the answer is not JSON", path);
 	cli_response_free(&r);
 	return stored;
+}
+
+bool cli_has_string(const cJSON *array, const char *s)
+{
+	const cJSON *v;
+	cJSON_ArrayForEach(v, array)
+	{
+		if (cJSON_IsString(v) && strcmp(v->valuestring, s) == 0)
+			return true;
+	}
+	return false;
 }

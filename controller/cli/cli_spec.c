@@ -63,22 +63,11 @@ static cJSON *cli_spec_obj(cJSON *parent, const char *key, bool array)
 	return v;
 }
 
-static bool cli_spec_set_has(const cJSON *set, const char *name)
-{
-	const cJSON *v;
-	cJSON_ArrayForEach(v, set)
-	{
-		if (cJSON_IsString(v) && strcmp(v->valuestring, name) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* spec.<key>.pools gains name (a set: no duplicates). */
 static void cli_spec_add_pool(cJSON *spec, const char *key, const char *name)
 {
 	cJSON *set = cli_spec_obj(cli_spec_obj(spec, key, false), "pools", true);
-	if (!cli_spec_set_has(set, name))
+	if (!cli_has_string(set, name))
 		cJSON_AddItemToArray(set, cJSON_CreateString(name));
 }
 

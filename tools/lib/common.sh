@@ -15,7 +15,7 @@ DRASHIFT_DEBIAN_PACKAGES=(
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
 	openssl curl socat prometheus ca-certificates binutils jq
 	containerd runc containernetworking-plugins
-	chromium fonts-dejavu-core
+	chromium fonts-dejavu-core tmux
 )
 
 ensure_debian_packages() {
