@@ -656,6 +656,7 @@ static const char report_css[] =
 	".cmp tr.dra td:nth-child(2){color:#2e7d32;font-weight:600}.na{color:#9aa7b4}"
 	".note{color:#5a6b7d;font-size:12px;max-width:1100px}code{font-size:12px}"
 	".pools td{padding:2px 12px 2px 0;font-size:13px}.pools i{display:inline-block;width:10px;height:10px;margin-right:5px}"
+	".activity{white-space:pre-line;background:#f3f6f9;border-left:3px solid #1e63c8;padding:6px 10px;max-width:1100px}"
 	".counts td{font-size:12px;padding:2px 18px 2px 0;color:#3c4b5c}.legend b{margin-right:8px;font-size:12px}";
 
 static void report_html(FILE *f, report_t *r, const char *name)
@@ -681,6 +682,11 @@ static void report_html(FILE *f, report_t *r, const char *name)
 	}
 	const cJSON *frozen = cJSON_GetObjectItemCaseSensitive(status, "frozen");
 	fprintf(f, "<span>frozen: <b>%s</b></span></p>\n", cJSON_IsTrue(frozen) ? "yes" : "no");
+	if (report_str(status, "activity")) {
+		fputs("<p class='activity'>", f);
+		report_esc(f, report_str(status, "activity"));
+		fputs("</p>\n", f);
+	}
 	fputs("<table class='pools'>", f);
 	const cJSON *pool;
 	cJSON_ArrayForEach(pool, cJSON_GetObjectItemCaseSensitive(status, "pools"))
