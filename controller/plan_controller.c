@@ -1795,6 +1795,12 @@ static void plan_controller_schedule(plan_controller_t *pc)
 	timer_arm_within(&pc->timer, pc_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
 }
 
+void plan_controller_stopped_leading(plan_controller_t *pc)
+{
+	if (pc->history)
+		plan_history_forget(pc->history, NULL);
+}
+
 void plan_controller_poke(plan_controller_t *pc)
 {
 	if (pc->closing)

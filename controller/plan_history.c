@@ -140,6 +140,11 @@ bool plan_history_busy(const plan_history_t *h)
 
 void plan_history_forget(plan_history_t *h, const char *plan)
 {
+	if (plan == NULL) {
+		strmap_clear(&h->plans, ph_plan_free);
+		strmap_clear(&h->pods, NULL);
+		return;
+	}
 	ph_plan_t *p = strmap_remove(&h->plans, plan);
 	if (p)
 		ph_plan_free(p);

@@ -33,7 +33,8 @@
  * is lost with the process.
  *
  * The leader reads the object once per plan before it records anything, so
- * a new leader continues the history. A record it cannot read (not JSON, no
+ * a new leader continues the history (and a replica that leads again reads
+ * it again: the other leader wrote meanwhile). A record it cannot read (not JSON, no
  * time, longer than HISTORY_LINE_MAX) is dropped and counted in a log
  * line; a comparison it cannot read starts again from zero, said in a log
  * line. Nothing in the object can make it allocate more than the caps.
@@ -97,7 +98,11 @@ void plan_history_pod(plan_history_t *h, const char *plan, const char *pool, his
 		      const projection_pod_t *old, const projection_pod_t *new);
 /* A pod that no plan concerns was deleted: forget what was remembered of it. */
 void plan_history_pod_gone(plan_history_t *h, const projection_pod_t *old);
-/* The plan is gone: forget it (its object goes with the garbage collector). */
+/*
+ * The plan is gone: forget it (its object goes with the garbage collector).
+ * plan NULL: forget every plan, after leadership was lost; another leader
+ * writes the histories meanwhile, so they are read again before recording.
+ */
 void plan_history_forget(plan_history_t *h, const char *plan);
 /* Write the histories that changed, when due. */
 void plan_history_flush(plan_history_t *h, int64_t now_ms);
