@@ -1552,7 +1552,8 @@ static void pc_record_history(plan_controller_t *pc, const pc_reconcile_t *r)
 				metrics_histogram_observe(pc->m_step_seconds, (double)held / 1000, left, NULL);
 			pc_free_devices(pc, r->plan, mem, &run->ads[m], devices);
 		}
-		plan_history_sample(h, name, pool, run->signals, run->gate, devices, r->now);
+		bool at_rest = run->out.phase == POOL_LEGACY || run->out.phase == POOL_DRA;
+		plan_history_sample(h, name, pool, run->signals, run->gate, devices, at_rest, r->now);
 	}
 	const plan_new_breach_t *nb = &r->new_breach;
 	if (nb->found)

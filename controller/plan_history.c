@@ -55,7 +55,9 @@ typedef struct {
 	strmap_t last;    /* "pool\x1f<pool>" or "node\x1f<node>" -> ph_last_t* */
 	strmap_t sampled; /* pool -> ph_sampled_t* */
 	char *last_frozen, *last_acked;
-	bool dirty, soon, writing;
+	/* What changed since the last write: it says how soon to write (PLAN_HISTORY_FLUSH_*). */
+	enum { PH_CLEAN, PH_COUNTERS, PH_SAMPLES, PH_TRANSITIONS } dirty;
+	bool writing;
 	int64_t flushed_ms;
 } ph_plan_t;
 
@@ -75,6 +77,7 @@ typedef struct {
 	plan_history_t *h;
 	char *plan;
 	bool read;
+	int level; /* a write: what it carried (ph_plan_t.dirty), kept again if it fails */
 } ph_request_t;
 
 plan_history_t *plan_history_new(kube_http_t *http)
@@ -199,6 +202,12 @@ static char *ph_print(const cJSON *obj)
 	return s;
 }
 
+static void ph_dirty(ph_plan_t *p, int level)
+{
+	if ((int)p->dirty < level)
+		p->dirty = level;
+}
+
 /* Add a record (freed here); a record too long to keep is refused with a log line. */
 static void ph_record(ph_plan_t *p, cJSON *rec, bool sample)
 {
@@ -210,8 +219,7 @@ static void ph_record(ph_plan_t *p, cJSON *rec, bool sample)
 		return;
 	}
 	ph_lines_push(sample ? &p->samples : &p->transitions, line, sample);
-	p->dirty = true;
-	p->soon |= !sample;
+	ph_dirty(p, sample ? PH_SAMPLES : PH_TRANSITIONS);
 }
 
 static void ph_set_last(ph_plan_t *p, const char *kind, const char *name, const char *state, int64_t since_ms)
@@ -438,7 +446,7 @@ void plan_history_breach(plan_history_t *h, const char *plan, const char *id, co
 }
 
 void plan_history_sample(plan_history_t *h, const char *plan, const char *pool, const slo_result_t signals[SLO_SIGNALS],
-			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], int64_t now_ms)
+			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], bool at_rest, int64_t now_ms)
 {
 	ph_plan_t *p = ph_ready_plan(h, plan);
 	if (p == NULL)
@@ -449,7 +457,7 @@ void plan_history_sample(plan_history_t *h, const char *plan, const char *pool, 
 	bool changed = false;
 	for (int k = 0; k < SLO_SIGNALS && s->known; k++)
 		changed |= s->verdicts[k] != signals[k].verdict;
-	if (!history_sample_due(s->last_ms, now_ms, changed))
+	if (!history_sample_due(s->last_ms, now_ms, changed, at_rest))
 		return;
 	cJSON *rec = cJSON_CreateObject();
 	cJSON_AddNumberToObject(rec, "t", (double)now_ms);
@@ -564,7 +572,7 @@ void plan_history_pod(plan_history_t *h, const char *plan, const char *pool, his
 				ph_latency(counters, "ready", pod->scheduled_time, pod->ready_time);
 		}
 	}
-	p->dirty = true;
+	ph_dirty(p, PH_COUNTERS);
 }
 
 void plan_history_pod_gone(plan_history_t *h, const projection_pod_t *old)
@@ -598,7 +606,7 @@ static void ph_on_write(const kube_http_response_t *resp, void *data)
 		p->writing = false;
 		if (resp->error) {
 			log_warn("history not written; trying again later", "plan", req->plan, "error", resp->error);
-			p->dirty = true;
+			ph_dirty(p, req->level);
 		}
 	}
 	ph_request_free(req);
@@ -631,10 +639,11 @@ static void ph_write(plan_history_t *h, ph_plan_t *p, int64_t now_ms)
 	char *path = ph_path(p->name);
 	ph_request_t *req = ph_request_new(h, p->name, false);
 	p->flushed_ms = now_ms;
+	req->level = (int)p->dirty;
 	if (kube_apply(h->http, path, json, true, ph_on_write, req) == 0) {
 		h->in_flight++;
 		p->writing = true;
-		p->dirty = p->soon = false;
+		p->dirty = PH_CLEAN;
 	} else {
 		ph_request_free(req);
 	}
@@ -648,9 +657,11 @@ void plan_history_flush(plan_history_t *h, int64_t now_ms)
 	void *v;
 	while (strmap_next(&h->plans, &it, NULL, &v)) {
 		ph_plan_t *p = v;
-		if (p->state != PH_READ || !p->dirty || p->writing)
+		if (p->state != PH_READ || p->dirty == PH_CLEAN || p->writing)
 			continue;
-		int64_t wait = p->soon ? PLAN_HISTORY_FLUSH_SOON_MS : PLAN_HISTORY_FLUSH_MS;
+		int64_t wait = p->dirty == PH_TRANSITIONS ? PLAN_HISTORY_FLUSH_SOON_MS
+			       : p->dirty == PH_SAMPLES	  ? PLAN_HISTORY_FLUSH_MS
+							  : PLAN_HISTORY_FLUSH_COMPARISON_MS;
 		if (p->flushed_ms == 0 || now_ms - p->flushed_ms >= wait || now_ms < p->flushed_ms)
 			ph_write(h, p, now_ms);
 	}

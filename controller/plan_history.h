@@ -28,9 +28,11 @@
  * Bounded: transitions under PLAN_HISTORY_TRANSITIONS_MAX bytes (a ring),
  * samples under PLAN_HISTORY_SAMPLES_MAX (thinned), the comparison a fixed
  * set of counters per pool; the whole object stays well under the API's
- * 1 MiB. Written with server-side apply, at most every PLAN_HISTORY_FLUSH_MS
- * (PLAN_HISTORY_FLUSH_SOON_MS after a transition); what was not written yet
- * is lost with the process.
+ * 1 MiB. Written with server-side apply: PLAN_HISTORY_FLUSH_SOON_MS after a
+ * transition, PLAN_HISTORY_FLUSH_MS after a sample, and
+ * PLAN_HISTORY_FLUSH_COMPARISON_MS when only the comparison's counters
+ * changed (jobs keep coming after a migration ends); what was not written
+ * yet is lost with the process.
  *
  * The leader reads the object once per plan before it records anything, so
  * a new leader continues the history (and a replica that leads again reads
@@ -55,8 +57,9 @@
 #define PLAN_HISTORY_LABEL "drashift.io/history"
 #define PLAN_HISTORY_TRANSITIONS_MAX (384 * 1024)
 #define PLAN_HISTORY_SAMPLES_MAX (256 * 1024)
-#define PLAN_HISTORY_FLUSH_MS 15000
 #define PLAN_HISTORY_FLUSH_SOON_MS 2000
+#define PLAN_HISTORY_FLUSH_MS 15000
+#define PLAN_HISTORY_FLUSH_COMPARISON_MS 60000
 
 /* ---- recording, in the operator ---- */
 
@@ -86,9 +89,9 @@ int64_t plan_history_node(plan_history_t *h, const char *plan, const char *pool,
 /* status.breach now (id NULL: none). */
 void plan_history_breach(plan_history_t *h, const char *plan, const char *id, const char *pool, const char *signal,
 			 const char *value, const char *threshold, bool acknowledged, int64_t now_ms);
-/* A pool's signals and free devices ([path][0] idle, [path][1] fragmented), sampled when due. */
+/* A pool's signals and free devices ([path][0] idle, [path][1] fragmented), sampled when due; at_rest: Legacy or DRA. */
 void plan_history_sample(plan_history_t *h, const char *plan, const char *pool, const slo_result_t signals[SLO_SIGNALS],
-			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], int64_t now_ms);
+			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], bool at_rest, int64_t now_ms);
 /*
  * A pod changed (old and new: either NULL). plan and pool: where it runs
  * (pool NULL while it has no node), path: how it asks for devices. Counted

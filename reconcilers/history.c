@@ -35,9 +35,10 @@ void history_breach(const history_breach_input_t *in, history_breach_output_t *o
 	out->record_acknowledge = in->acknowledged && !history_same(in->breach_id, in->last_acked_id);
 }
 
-bool history_sample_due(int64_t last_sample_ms, int64_t now_ms, bool verdict_changed)
+bool history_sample_due(int64_t last_sample_ms, int64_t now_ms, bool verdict_changed, bool at_rest)
 {
-	return last_sample_ms == 0 || verdict_changed || now_ms - last_sample_ms >= HISTORY_SAMPLE_MS ||
+	return last_sample_ms == 0 || verdict_changed ||
+	       now_ms - last_sample_ms >= (at_rest ? HISTORY_SAMPLE_REST_MS : HISTORY_SAMPLE_MS) ||
 	       now_ms < last_sample_ms; /* the clock went back: sample rather than wait for it */
 }
 

@@ -28,8 +28,9 @@
 
 #include <cjson/cJSON.h>
 
-/* Signals are sampled this often per pool; a verdict change is sampled at once. */
+/* Signals are sampled this often per pool (a pool at rest: Legacy or DRA, less often); a verdict change at once. */
 #define HISTORY_SAMPLE_MS 10000
+#define HISTORY_SAMPLE_REST_MS 300000
 
 /* A pool's phase or a node's step, as recorded last and as it is now. */
 typedef struct {
@@ -67,8 +68,12 @@ typedef struct {
 
 void history_breach(const history_breach_input_t *in, history_breach_output_t *out);
 
-/* Whether a pool's signals are sampled now: never sampled, HISTORY_SAMPLE_MS passed, or a verdict changed. */
-bool history_sample_due(int64_t last_sample_ms, int64_t now_ms, bool verdict_changed);
+/*
+ * Whether a pool's signals are sampled now: never sampled, a verdict
+ * changed, or HISTORY_SAMPLE_MS passed (HISTORY_SAMPLE_REST_MS for a pool at
+ * rest, so a finished plan does not keep writing its history).
+ */
+bool history_sample_due(int64_t last_sample_ms, int64_t now_ms, bool verdict_changed, bool at_rest);
 
 /*
  * The ring of transitions: how many of the oldest records go so that the

@@ -79,11 +79,22 @@ static void test_breach(void **state)
 static void test_sample_due(void **state)
 {
 	(void)state;
-	assert_true(history_sample_due(0, NOW, false));
-	assert_false(history_sample_due(NOW - HISTORY_SAMPLE_MS + 1, NOW, false));
-	assert_true(history_sample_due(NOW - HISTORY_SAMPLE_MS, NOW, false));
-	assert_true(history_sample_due(NOW - 1, NOW, true)); /* a verdict changed */
-	assert_true(history_sample_due(NOW + 60000, NOW, false)); /* the clock went back */
+	static const struct {
+		int64_t last;
+		bool changed, at_rest, want;
+	} rows[] = {
+		{ 0, false, false, true },			     /* never sampled */
+		{ NOW - HISTORY_SAMPLE_MS + 1, false, false, false },
+		{ NOW - HISTORY_SAMPLE_MS, false, false, true },
+		{ NOW - 1, true, false, true },			     /* a verdict changed */
+		{ NOW + 60000, false, false, true },		     /* the clock went back */
+		{ NOW - HISTORY_SAMPLE_MS, false, true, false },     /* at rest: seldom */
+		{ NOW - HISTORY_SAMPLE_REST_MS, false, true, true },
+		{ NOW - 1, true, true, true },			     /* ... but a verdict change still counts */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (history_sample_due(rows[i].last, NOW, rows[i].changed, rows[i].at_rest) != rows[i].want)
+			fail_msg("row %zu: want %d", i, rows[i].want);
 }
 
 static void test_ring_drop(void **state)
