@@ -35,7 +35,7 @@ ensure_debian_packages() {
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 |
 		tee "$log" | while IFS= read -r line; do
 			case $line in Get:* | "Setting up "*) say "apt: ${line%% \[*}" ;; esac
-		done
+		done || true # under pipefail a failed install would end the script here, before its errors are shown
 	grep -q '^E:' "$log" && { sed -n 's/^E: //p' "$log" >&2; rm -f "$log"; die "apt-get install ${missing[*]} failed"; }
 	rm -f "$log"
 }
