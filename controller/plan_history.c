@@ -26,9 +26,10 @@ static char *ph_path(const char *plan)
 
 /* ---- recording ---------------------------------------------------------------- */
 
-/* Records as written, oldest first, and the bytes they take. */
+/* Records as written, oldest first, their sizes (with the newline) and the bytes they take. */
 typedef struct {
 	char **lines;
+	size_t *sizes;
 	size_t n, cap, bytes, max;
 } ph_lines_t;
 
@@ -94,7 +95,9 @@ static void ph_lines_clear(ph_lines_t *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->lines[i]);
 	free(l->lines);
+	free(l->sizes);
 	l->lines = NULL;
+	l->sizes = NULL;
 	l->n = l->cap = l->bytes = 0;
 }
 
@@ -153,29 +156,35 @@ void plan_history_forget(plan_history_t *h, const char *plan)
 		ph_plan_free(p);
 }
 
-/* Append a record, then drop (transitions) or thin (samples) to stay under the cap. */
+/*
+ * Append a record, then drop (transitions) or thin (samples) to stay under
+ * the cap. Past the cap they go down to seven eighths of it in one go, so a
+ * full history pays one pass per eighth of the cap, not one per record
+ * (reading back a history of many tiny records stays linear).
+ */
 static void ph_lines_push(ph_lines_t *l, char *line, bool thin)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
 		l->lines = xrealloc(l->lines, l->cap * sizeof(char *));
+		l->sizes = xrealloc(l->sizes, l->cap * sizeof(size_t));
 	}
+	l->sizes[l->n] = strlen(line) + 1;
+	l->bytes += l->sizes[l->n];
 	l->lines[l->n++] = line;
-	l->bytes += strlen(line) + 1;
 	if (l->bytes <= l->max)
 		return;
-	size_t *sizes = xcalloc(l->n, sizeof(size_t));
-	for (size_t i = 0; i < l->n; i++)
-		sizes[i] = strlen(l->lines[i]) + 1;
+	size_t target = l->max - l->max / 8;
 	if (thin) {
 		bool *keep = xcalloc(l->n, sizeof(bool));
-		history_thin(sizes, l->n, l->max, keep);
+		history_thin(l->sizes, l->n, target, keep);
 		size_t k = 0;
 		l->bytes = 0;
 		for (size_t i = 0; i < l->n; i++) {
 			if (keep[i]) {
+				l->sizes[k] = l->sizes[i];
 				l->lines[k++] = l->lines[i];
-				l->bytes += sizes[i];
+				l->bytes += l->sizes[i];
 			} else {
 				free(l->lines[i]);
 			}
@@ -183,15 +192,15 @@ static void ph_lines_push(ph_lines_t *l, char *line, bool thin)
 		l->n = k;
 		free(keep);
 	} else {
-		size_t drop = history_ring_drop(sizes, l->n, l->max);
+		size_t drop = history_ring_drop(l->sizes, l->n, target);
 		for (size_t i = 0; i < drop; i++) {
-			l->bytes -= sizes[i];
+			l->bytes -= l->sizes[i];
 			free(l->lines[i]);
 		}
 		memmove(l->lines, l->lines + drop, (l->n - drop) * sizeof(char *));
+		memmove(l->sizes, l->sizes + drop, (l->n - drop) * sizeof(size_t));
 		l->n -= drop;
 	}
-	free(sizes);
 }
 
 static char *ph_print(const cJSON *obj)

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,7 @@
 #include "kube_api.h"
 #include "plan.h"
 #include "rfc3339.h"
+#include "strmap.h"
 #include "xalloc.h"
 
 /* Page geometry, in CSS pixels. */
@@ -124,6 +126,7 @@ typedef struct {
 	bool pool; /* a pool's lane (phases), or a node's (steps) */
 	const char *name;
 	const char *pool_name;
+	size_t rank; /* its pool's place in r->pools: lanes are drawn in that order */
 	report_point_t *points;
 	size_t n;
 } report_lane_t;
@@ -145,6 +148,10 @@ typedef struct {
 	size_t n_freezes;
 	const char **pools; /* in the plan's order, then any the history adds */
 	size_t n_pools;
+	/* Lookups, so that a history of many lanes or pools is read in linear time: key -> index + 1. */
+	strmap_t lane_index, pool_index, freeze_index;
+	/* The samples sorted by pool (in r->pools' order), then time: pool p's are [sample_from[p], sample_to[p]). */
+	size_t *sample_from, *sample_to;
 } report_t;
 
 static int report_cmp_t(const void *a, const void *b)
@@ -155,13 +162,16 @@ static int report_cmp_t(const void *a, const void *b)
 
 static report_lane_t *report_lane(report_t *r, bool pool, const char *name, const char *pool_name)
 {
-	for (size_t i = 0; i < r->n_lanes; i++)
-		if (r->lanes[i].pool == pool && strcmp(r->lanes[i].name, name) == 0)
-			return &r->lanes[i];
-	r->lanes = xrealloc(r->lanes, (r->n_lanes + 1) * sizeof(*r->lanes));
-	report_lane_t *l = &r->lanes[r->n_lanes++];
-	*l = (report_lane_t){ .pool = pool, .name = name, .pool_name = pool_name };
-	return l;
+	char *key = xasprintf("%c%s", pool ? 'p' : 'n', name);
+	uintptr_t at = (uintptr_t)strmap_get(&r->lane_index, key);
+	if (at == 0) {
+		r->lanes = xrealloc(r->lanes, (r->n_lanes + 1) * sizeof(*r->lanes));
+		r->lanes[r->n_lanes++] = (report_lane_t){ .pool = pool, .name = name, .pool_name = pool_name };
+		at = r->n_lanes;
+		strmap_put(&r->lane_index, key, (void *)at);
+	}
+	free(key);
+	return &r->lanes[at - 1];
 }
 
 static void report_lane_add(report_lane_t *l, int64_t t, const char *state)
@@ -172,11 +182,47 @@ static void report_lane_add(report_lane_t *l, int64_t t, const char *state)
 
 static void report_add_pool(report_t *r, const char *name)
 {
-	for (size_t i = 0; i < r->n_pools; i++)
-		if (strcmp(r->pools[i], name) == 0)
-			return;
+	if (strmap_get(&r->pool_index, name) != NULL)
+		return;
 	r->pools = xrealloc(r->pools, (r->n_pools + 1) * sizeof(char *));
 	r->pools[r->n_pools++] = name;
+	strmap_put(&r->pool_index, name, (void *)(uintptr_t)r->n_pools);
+}
+
+typedef struct {
+	cJSON *sample;
+	size_t pool;
+} report_ranked_t;
+
+static int report_cmp_ranked(const void *a, const void *b)
+{
+	const report_ranked_t *x = a, *y = b;
+	if (x->pool != y->pool)
+		return x->pool < y->pool ? -1 : 1;
+	return report_cmp_t(&x->sample, &y->sample);
+}
+
+/* Samples grouped by pool (each pool's in time order), and each pool's range. */
+static void report_group_samples(report_t *r)
+{
+	size_t n = r->hist.n_samples;
+	report_ranked_t *ranked = xcalloc(n + 1, sizeof(*ranked));
+	for (size_t i = 0; i < n; i++) {
+		const char *pool = report_str(r->hist.samples[i], "pool");
+		uintptr_t at = pool ? (uintptr_t)strmap_get(&r->pool_index, pool) : 0;
+		ranked[i] = (report_ranked_t){ r->hist.samples[i], at ? at - 1 : r->n_pools };
+	}
+	if (n > 1)
+		qsort(ranked, n, sizeof(*ranked), report_cmp_ranked);
+	r->sample_from = xcalloc(r->n_pools + 1, sizeof(size_t));
+	r->sample_to = xcalloc(r->n_pools + 1, sizeof(size_t));
+	for (size_t i = n; i-- > 0;) {
+		r->hist.samples[i] = ranked[i].sample;
+		r->sample_from[ranked[i].pool] = i;
+	}
+	for (size_t i = 0; i < n; i++)
+		r->sample_to[ranked[i].pool] = i + 1;
+	free(ranked);
 }
 
 /* Lanes and freezes from the transitions, in time order; the span of the whole history. */
@@ -191,8 +237,6 @@ static void report_build(report_t *r)
 	history_data_t *h = &r->hist;
 	if (h->n_transitions > 1)
 		qsort(h->transitions, h->n_transitions, sizeof(cJSON *), report_cmp_t);
-	if (h->n_samples > 1)
-		qsort(h->samples, h->n_samples, sizeof(cJSON *), report_cmp_t);
 	int64_t first = INT64_MAX, last = 0;
 	for (size_t i = 0; i < h->n_transitions; i++) {
 		const cJSON *rec = h->transitions[i];
@@ -218,13 +262,15 @@ static void report_build(report_t *r)
 				.value = report_str(rec, "value"), .threshold = report_str(rec, "threshold"),
 				.breach = report_str(rec, "breach"),
 			};
+			if (r->freezes[r->n_freezes - 1].breach)
+				strmap_put(&r->freeze_index, r->freezes[r->n_freezes - 1].breach, (void *)(uintptr_t)r->n_freezes);
 		} else if (strcmp(kind, "acknowledge") == 0) {
 			const char *id = report_str(rec, "breach");
-			for (size_t f = 0; id && f < r->n_freezes; f++)
-				if (r->freezes[f].breach && strcmp(r->freezes[f].breach, id) == 0 && !r->freezes[f].acknowledged) {
-					r->freezes[f].to = t;
-					r->freezes[f].acknowledged = true;
-				}
+			uintptr_t at = id ? (uintptr_t)strmap_get(&r->freeze_index, id) : 0;
+			if (at && !r->freezes[at - 1].acknowledged) {
+				r->freezes[at - 1].to = t;
+				r->freezes[at - 1].acknowledged = true;
+			}
 		}
 	}
 	for (size_t i = 0; i < h->n_samples; i++) {
@@ -234,6 +280,7 @@ static void report_build(report_t *r)
 		if (report_str(h->samples[i], "pool"))
 			report_add_pool(r, report_str(h->samples[i], "pool"));
 	}
+	report_group_samples(r);
 	if (first == INT64_MAX)
 		first = last = r->now;
 	/* The states now run on to the report's time, unless the history ended long before it. */
@@ -252,6 +299,11 @@ static void report_free(report_t *r)
 	free(r->lanes);
 	free(r->freezes);
 	free(r->pools);
+	free(r->sample_from);
+	free(r->sample_to);
+	strmap_clear(&r->lane_index, NULL);
+	strmap_clear(&r->pool_index, NULL);
+	strmap_clear(&r->freeze_index, NULL);
 	history_data_free(&r->hist);
 }
 
@@ -344,30 +396,28 @@ static void report_lane_svg(FILE *f, const report_t *r, const report_lane_t *l, 
 	fputs("</g>\n", f);
 }
 
+/* Per pool in order: its own lane, then its nodes by name. */
 static int report_lane_cmp(const void *a, const void *b)
 {
 	const report_lane_t *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->pool != y->pool)
+		return x->pool ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
 static void report_timeline(FILE *f, report_t *r)
 {
-	/* Per pool: its lane, then its nodes by name. */
-	report_lane_t *order = xcalloc(r->n_lanes + 1, sizeof(*order));
-	size_t n = 0;
+	size_t n = r->n_lanes;
+	report_lane_t *order = xcalloc(n + 1, sizeof(*order));
 	double height = 0;
-	for (size_t p = 0; p < r->n_pools; p++) {
-		size_t first_node;
-		for (size_t i = 0; i < r->n_lanes; i++)
-			if (r->lanes[i].pool && strcmp(r->lanes[i].name, r->pools[p]) == 0)
-				order[n++] = r->lanes[i];
-		first_node = n;
-		for (size_t i = 0; i < r->n_lanes; i++)
-			if (!r->lanes[i].pool && strcmp(r->lanes[i].pool_name, r->pools[p]) == 0)
-				order[n++] = r->lanes[i];
-		if (n - first_node > 1)
-			qsort(order + first_node, n - first_node, sizeof(*order), report_lane_cmp);
+	for (size_t i = 0; i < n; i++) {
+		order[i] = r->lanes[i];
+		order[i].rank = (uintptr_t)strmap_get(&r->pool_index, order[i].pool_name);
 	}
+	if (n > 1)
+		qsort(order, n, sizeof(*order), report_lane_cmp);
 	for (size_t i = 0; i < n; i++)
 		height += (order[i].pool ? REPORT_POOL_LANE + 8 : REPORT_LANE) + REPORT_GAP;
 	double x0 = REPORT_LABEL, width = REPORT_WIDTH - REPORT_LABEL - 20;
@@ -403,13 +453,13 @@ static void report_timeline(FILE *f, report_t *r)
 }
 
 /* The largest value and the last threshold of a pool's signal k over the samples. */
-static void report_signal_range(const report_t *r, const char *pool, size_t k, double *max, double *threshold)
+static void report_signal_range(const report_t *r, size_t p, size_t k, double *max, double *threshold)
 {
 	*max = *threshold = 0;
-	for (size_t i = 0; i < r->hist.n_samples; i++) {
+	for (size_t i = r->sample_from[p]; i < r->sample_to[p]; i++) {
 		const cJSON *s = r->hist.samples[i];
 		const cJSON *sig = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "signals"), (int)k);
-		if (!report_str(s, "pool") || strcmp(report_str(s, "pool"), pool) != 0 || cJSON_GetArraySize(sig) < 6)
+		if (cJSON_GetArraySize(sig) < 6)
 			continue;
 		double v = cJSON_GetArrayItem(sig, 1)->valuedouble;
 		*max = v > *max ? v : *max;
@@ -418,15 +468,15 @@ static void report_signal_range(const report_t *r, const char *pool, size_t k, d
 }
 
 /* One signal of one pool over time: the value, the threshold, the freezes. */
-static void report_signal_chart(FILE *f, const report_t *r, const char *pool, size_t k, const char *name)
+static void report_signal_chart(FILE *f, const report_t *r, size_t p, size_t k, const char *name)
 {
 	double max = 0;
 	const char *unit = "";
 	size_t points = 0;
-	for (size_t i = 0; i < r->hist.n_samples; i++) {
+	for (size_t i = r->sample_from[p]; i < r->sample_to[p]; i++) {
 		const cJSON *s = r->hist.samples[i];
 		const cJSON *sig = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "signals"), (int)k);
-		if (!report_str(s, "pool") || strcmp(report_str(s, "pool"), pool) != 0 || cJSON_GetArraySize(sig) < 6)
+		if (cJSON_GetArraySize(sig) < 6)
 			continue;
 		double v = cJSON_GetArrayItem(sig, 1)->valuedouble, th = cJSON_GetArrayItem(sig, 2)->valuedouble;
 		max = v > max ? v : max;
@@ -455,10 +505,10 @@ static void report_signal_chart(FILE *f, const report_t *r, const char *pool, si
 	for (int pass = 0; pass < 2; pass++) {
 		fprintf(f, "<polyline class='%s' points='", pass == 0 ? "threshold" : "value");
 		double last_y = -1;
-		for (size_t i = 0; i < r->hist.n_samples; i++) {
+		for (size_t i = r->sample_from[p]; i < r->sample_to[p]; i++) {
 			const cJSON *s = r->hist.samples[i];
 			const cJSON *sig = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "signals"), (int)k);
-			if (!report_str(s, "pool") || strcmp(report_str(s, "pool"), pool) != 0 || cJSON_GetArraySize(sig) < 6)
+			if (cJSON_GetArraySize(sig) < 6)
 				continue;
 			double v = cJSON_GetArrayItem(sig, pass == 0 ? 2 : 1)->valuedouble;
 			double x = report_x(r, report_time_of(s), x0, width), y = h - h * v / scale;
@@ -469,10 +519,10 @@ static void report_signal_chart(FILE *f, const report_t *r, const char *pool, si
 		}
 		fputs("'/>", f);
 	}
-	for (size_t i = 0; i < r->hist.n_samples; i++) {
+	for (size_t i = r->sample_from[p]; i < r->sample_to[p]; i++) {
 		const cJSON *s = r->hist.samples[i];
 		const cJSON *sig = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "signals"), (int)k);
-		if (!report_str(s, "pool") || strcmp(report_str(s, "pool"), pool) != 0 || cJSON_GetArraySize(sig) < 6)
+		if (cJSON_GetArraySize(sig) < 6)
 			continue;
 		const cJSON *verdict = cJSON_GetArrayItem(sig, 4);
 		const char *vd = cJSON_IsString(verdict) ? verdict->valuestring : "";
@@ -489,9 +539,8 @@ static void report_signals(FILE *f, const report_t *r)
 	for (size_t p = 0; p < r->n_pools; p++) {
 		/* The signal names, from the pool's first sample. */
 		const cJSON *names = NULL;
-		for (size_t i = 0; i < r->hist.n_samples && names == NULL; i++)
-			if (report_str(r->hist.samples[i], "pool") && strcmp(report_str(r->hist.samples[i], "pool"), r->pools[p]) == 0)
-				names = cJSON_GetObjectItemCaseSensitive(r->hist.samples[i], "signals");
+		if (r->sample_from[p] < r->sample_to[p])
+			names = cJSON_GetObjectItemCaseSensitive(r->hist.samples[r->sample_from[p]], "signals");
 		fputs("<h3>pool ", f);
 		report_esc(f, r->pools[p]);
 		fputs("</h3>\n", f);
@@ -508,10 +557,10 @@ static void report_signals(FILE *f, const report_t *r)
 			if (!cJSON_IsString(name))
 				continue;
 			double max = 0, threshold = 0;
-			report_signal_range(r, r->pools[p], (size_t)k, &max, &threshold);
+			report_signal_range(r, p, (size_t)k, &max, &threshold);
 			counted[k] = cJSON_IsString(unit) && unit->valuestring[0] == '\0' && max <= 0;
 			if (!counted[k])
-				report_signal_chart(f, r, r->pools[p], (size_t)k, name->valuestring);
+				report_signal_chart(f, r, p, (size_t)k, name->valuestring);
 		}
 		fputs("</div>\n<table class='counts'><tr>", f);
 		for (int k = 0; k < cJSON_GetArraySize(names); k++) {
@@ -519,7 +568,7 @@ static void report_signals(FILE *f, const report_t *r)
 			double max = 0, threshold = 0;
 			if (!counted[k] || !cJSON_IsString(name))
 				continue;
-			report_signal_range(r, r->pools[p], (size_t)k, &max, &threshold);
+			report_signal_range(r, p, (size_t)k, &max, &threshold);
 			fputs("<td data-signal='", f);
 			report_esc(f, name->valuestring);
 			fputs("'>", f);
@@ -532,14 +581,14 @@ static void report_signals(FILE *f, const report_t *r)
 }
 
 /* Mean idle and fragmented devices of a path over a pool's samples. */
-static void report_devices(const report_t *r, const char *pool, const char *path, double *idle, double *fragmented)
+static void report_devices(const report_t *r, size_t p, const char *path, double *idle, double *fragmented)
 {
 	size_t n = 0;
 	*idle = *fragmented = 0;
-	for (size_t i = 0; i < r->hist.n_samples; i++) {
+	for (size_t i = r->sample_from[p]; i < r->sample_to[p]; i++) {
 		const cJSON *s = r->hist.samples[i];
 		const cJSON *pair = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "devices"), path);
-		if (!report_str(s, "pool") || strcmp(report_str(s, "pool"), pool) != 0 || cJSON_GetArraySize(pair) != 2)
+		if (cJSON_GetArraySize(pair) != 2)
 			continue;
 		*idle += cJSON_GetArrayItem(pair, 0)->valuedouble;
 		*fragmented += cJSON_GetArrayItem(pair, 1)->valuedouble;
@@ -581,7 +630,7 @@ static void report_comparison(FILE *f, const report_t *r)
 			const cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pools, r->pools[p]), pn);
 			double placed = report_num(c, "placed"), failed = report_num(c, "failed");
 			double idle, frag;
-			report_devices(r, r->pools[p], pn, &idle, &frag);
+			report_devices(r, p, pn, &idle, &frag);
 			fprintf(f, "<tr class='%s' data-row='", pn);
 			report_esc(f, r->pools[p]);
 			fprintf(f, ":%s'><td>", pn);
@@ -738,7 +787,8 @@ int cli_verb_report(struct cli *c, int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error(c, argc - optind < 1 ? "missing argument" : "too many arguments");
 	const char *name = argv[optind];
-	report_t r = { .now = (int64_t)time(NULL) * 1000 };
+	report_t r = { .now = (int64_t)time(NULL) * 1000, .lane_index = STRMAP_INIT, .pool_index = STRMAP_INIT,
+		       .freeze_index = STRMAP_INIT };
 	cJSON *plan = cli_get_plan(c, name);
 	if (plan == NULL)
 		return 1;

@@ -10,8 +10,9 @@
 #      DOM has a lane for each pool and each node, the freeze band, a chart
 #      per judged signal and the DRA-against-legacy rows; a screenshot is taken
 #      (REPORT_SCREENSHOT=path keeps a copy, for docs/);
-#   4. a history a person broke: a wrong format is refused with the field
-#      named, an unreadable record is left out and said so on the page.
+#   4. a history a person broke: an unreadable record is left out and said so
+#      on the page; an oversized one is cut to its cap by the operator, newest
+#      records kept; a wrong format is refused with the field named.
 source "$(dirname "$0")/../lib.sh"
 command -v chromium >/dev/null || fail "chromium is missing (Debian package chromium; tools/lib/common.sh installs it)"
 PLUGIN=("${DRASHIFT_CONTROLLER:?}" kubectl)
@@ -127,6 +128,21 @@ kubectl -n drashift-system patch configmap drashift-history-demo --type merge \
 	-p "{\"data\":{\"transitions\":$(history transitions | jq -Rs '. + "not a record\n"')}}" >/dev/null
 "${PLUGIN[@]}" report demo -o "$TEST_DIR/broken.html" 2>/dev/null || fail "a report with one unreadable record failed"
 grep -q '1 records of the history could not be read' "$TEST_DIR/broken.html" || fail "the page does not say a record was left out"
+# An oversized history (900 kB of records, over the 384 KiB its transitions may hold): a restarted
+# operator reads it, keeps the newest records within the cap and goes on.
+awk 'BEGIN { for (i = 1; i <= 12000; i++) printf "{\"t\":%d,\"kind\":\"node\",\"pool\":\"a\",\"node\":\"ghost-%05d\",\"to\":\"legacy\"}\n", 1764441600000 + i, i }' |
+	jq -Rs '{data: {transitions: .}}' >"$TEST_DIR/oversized.json"
+kubectl -n drashift-system patch configmap drashift-history-demo --type merge --patch-file "$TEST_DIR/oversized.json" >/dev/null
+[ "$(history transitions | wc -c)" -gt 800000 ] || fail "the oversized history was not stored"
+start_operator
+trimmed() { [ "$(history transitions | wc -c)" -le 393216 ]; }
+wait_for 120 "the restarted operator to bring the history under its cap" trimmed
+t=$(history transitions)
+expect_contains "$t" '"node":"ghost-12000"' "the newest records, kept"
+case $t in *'"node":"ghost-00001"'*) fail "the oldest record survived the cap" ;; esac
+kill "$OPERATOR_PID"
+wait "$OPERATOR_PID" || fail "drashift-controller did not exit 0 on SIGTERM after reading an oversized history"
+"${PLUGIN[@]}" report demo -o "$TEST_DIR/oversized.html" 2>/dev/null || fail "the report of a history at its cap failed"
 kubectl -n drashift-system patch configmap drashift-history-demo --type merge -p '{"data":{"format":"v0"}}' >/dev/null
 if out=$("${PLUGIN[@]}" report demo -o "$TEST_DIR/refused.html" 2>&1); then fail "a history in an unknown format was read"; fi
 expect_contains "$out" 'data.format: "v0", want "drashift.io/history/v1"' "the refusal"
