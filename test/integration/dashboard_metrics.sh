@@ -11,22 +11,9 @@ jq -e '.panels | length > 0' "$DASHBOARD" >/dev/null || fail "$DASHBOARD is not 
 
 testenv_start
 install_drashift
-start_fleet --pools a:2x4
+start_fleet --pools a:2x4,b:1x4
 start_operator
-kubectl apply -f - >/dev/null <<'EOF_PLAN'
-apiVersion: drashift.io/v1alpha1
-kind: MigrationPlan
-metadata: {name: dash}
-spec:
-  driver: gpu.example.com
-  extendedResource: example.com/gpu
-  deviceClassNames: [gpu.example.com]
-  pools:
-  - name: a
-    nodeSelector: {matchLabels: {drashift.io/pool: a}}
-    canary: {nodes: 1}
-    bakeTime: 1h
-EOF_PLAN
+apply_fleet_plan
 wait_for 20 "the metrics endpoint" grep -q 'msg="http server listening"' "$TEST_DIR/operator.log"
 port=$(sed -n 's/.*msg="http server listening".* port=\([0-9]*\).*/\1/p' "$TEST_DIR/operator.log" | head -n 1)
 # A step duration is observed once the canary has left a step the history saw it enter.
@@ -73,6 +60,6 @@ for want in drashift_pool_phase drashift_pool_nodes drashift_slo_signal_value dr
 	drashift_plan_frozen drashift_node_step_duration_seconds_bucket drashift_api_requests_total; do
 	grep -q "$want" "$TEST_DIR/exprs" || fail "the dashboard does not query $want"
 done
-grep -qx 'drashift_pool_phase{plan="dash",pool="a",phase="Canary"} 1' "$TEST_DIR/metrics" ||
+grep -qx 'drashift_pool_phase{plan="fleet",pool="a",phase="Canary"} 1' "$TEST_DIR/metrics" ||
 	fail "pool a is not reported in Canary: $(grep '^drashift_pool_phase{' "$TEST_DIR/metrics")"
 log "PASS: $(wc -l <"$TEST_DIR/exprs") queries, $checked metric names, all exported"
