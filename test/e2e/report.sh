@@ -143,6 +143,12 @@ case $t in *'"node":"ghost-00001"'*) fail "the oldest record survived the cap" ;
 kill "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "drashift-controller did not exit 0 on SIGTERM after reading an oversized history"
 "${PLUGIN[@]}" report demo -o "$TEST_DIR/oversized.html" 2>/dev/null || fail "the report of a history at its cap failed"
+# A plan drashift has not recorded yet (the operator is stopped): the page says so.
+kubectl get mp demo -o json | jq '{apiVersion, kind, metadata: {name: "quiet"}, spec}' | kubectl create -f - >/dev/null
+"${PLUGIN[@]}" report quiet -o "$TEST_DIR/quiet.html" 2>/dev/null || fail "the report of a plan without history failed"
+grep -q 'drashift has recorded no history for this plan yet' "$TEST_DIR/quiet.html" || fail "the page of a plan without history does not say so"
+if out=$("${PLUGIN[@]}" report nosuchplan -o "$TEST_DIR/none.html" 2>&1); then fail "a report of a missing plan succeeded"; fi
+expect_contains "$out" "migrationplan nosuchplan not found" "the report of a missing plan"
 kubectl -n drashift-system patch configmap drashift-history-demo --type merge -p '{"data":{"format":"v0"}}' >/dev/null
 if out=$("${PLUGIN[@]}" report demo -o "$TEST_DIR/refused.html" 2>&1); then fail "a history in an unknown format was read"; fi
 expect_contains "$out" 'data.format: "v0", want "drashift.io/history/v1"' "the refusal"
