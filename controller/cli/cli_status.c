@@ -269,32 +269,44 @@ static const cJSON *cli_pool_status(const cJSON *status, const char *pool)
 }
 
 /* One node's line: name, step, progress bar, how long at this step, and what it waits for. */
-static void cli_node_line(cli_frame_t *f, const char *branch, const projection_node_t *node,
+/* The name column of a pool's node lines: as wide as the longest name listed. */
+static int cli_name_width(const cli_pool_nodes_t *pn)
+{
+	size_t w = 8;
+	for (size_t i = 0; i < pn->n; i++)
+		if (strlen(pn->nodes[i].meta.name) > w)
+			w = strlen(pn->nodes[i].meta.name);
+	return w > 63 ? 63 : (int)w;
+}
+
+/* One node's line: name, step, progress bar, how long at this step, and what it waits for. */
+static void cli_node_line(cli_frame_t *f, const char *branch, int name_width, const projection_node_t *node,
 			  const handover_state_t *st, bool canary, int64_t now)
 {
 	char bar[16], since[32] = "";
 	cli_bar(st->step, bar, sizeof(bar));
-	if (st->since_ms > 0)
+	if (st->since_ms > 0 && !st->bad_record)
 		cli_duration(now - st->since_ms, since, sizeof(since));
-	const char *way = st->step == HANDOVER_FAILED || handover_step_settled(st->step) ? ""
-			  : st->direction == HANDOVER_TO_DRA			       ? "→DRA"
-										       : "→legacy";
-	char step[40];
-	snprintf(step, sizeof(step), "%s%s", handover_step_name(st->step), way);
+	bool moving = !st->bad_record && handover_step_in_flight(st->step);
+	/* "→" is one column and three bytes: the step column is padded by hand. */
+	char step[48];
+	int len = snprintf(step, sizeof(step), "%s%s", st->bad_record ? "unreadable" : handover_step_name(st->step),
+			   !moving ? "" : st->direction == HANDOVER_TO_DRA ? "→DRA" : "→legacy");
+	int cols = len - (moving ? 2 : 0);
 	const char *waits = "";
 	if (st->bad_record)
 		waits = "its drashift.io annotations cannot be read: drashift leaves it alone";
 	else if (st->step == HANDOVER_FAILED)
 		waits = st->failure ? st->failure : handover_step_waits_for(st->step);
-	else if (handover_step_in_flight(st->step))
+	else if (moving)
 		waits = handover_step_waits_for(st->step);
-	cli_line(f, "%s %-24s %-7s %-22s %s %7s  %s%s", branch, node->meta.name, canary ? "canary" : "", step, bar,
-		 since, handover_step_in_flight(st->step) ? "waiting for " : "", waits);
+	cli_line(f, "%s %-*s %-6s %s%*s %s %6s  %s%s", branch, name_width, node->meta.name, canary ? "canary" : "", step,
+		 cols < 22 ? 22 - cols : 0, "", bar, since, moving ? "waiting for " : "", waits);
 }
 
 static int cli_node_rank(const handover_state_t *st)
 {
-	return st->step == HANDOVER_FAILED ? 0 : handover_step_in_flight(st->step) ? 1 : 2;
+	return st->step == HANDOVER_FAILED || st->bad_record ? 0 : handover_step_in_flight(st->step) ? 1 : 2;
 }
 
 /* The nodes of a pool: every one when few, else those not at rest and a count of the rest. */
@@ -303,6 +315,7 @@ static void cli_render_nodes(cli_frame_t *f, const char *stem, const cli_pool_no
 {
 	const cJSON *canary = cJSON_GetObjectItemCaseSensitive(pool_status, "canaryNodes");
 	bool all = pn->n <= CLI_STATUS_LIST_ALL;
+	int name_width = cli_name_width(pn);
 	size_t shown = 0, on_dra = 0, on_legacy = 0;
 	size_t total_shown = 0;
 	for (size_t i = 0; i < pn->n; i++)
@@ -323,7 +336,7 @@ static void cli_render_nodes(cli_frame_t *f, const char *stem, const cli_pool_no
 			bool last = shown == total_shown && all;
 			char branch[64];
 			snprintf(branch, sizeof(branch), "%s%s", stem, last ? "└─" : "├─");
-			cli_node_line(f, branch, &pn->nodes[i], st, is_canary, now);
+			cli_node_line(f, branch, name_width, &pn->nodes[i], st, is_canary, now);
 		}
 	if (!all)
 		cli_line(f, "%s└─ and %zu more at rest: %zu on DRA, %zu on the device plugin", stem, on_dra + on_legacy,
