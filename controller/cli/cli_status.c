@@ -402,23 +402,7 @@ static void cli_render_freeze(cli_frame_t *f, const char *name, const cJSON *sta
 		cli_line(f, "├─ freeze: lifted (breach %s acknowledged)", cli_str(breach, "id", "?"));
 }
 
-static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status);
-
-/* The next thing drashift waits for (the freeze, else the first pool not done), and what to do. */
-static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
-{
-	if (!cJSON_IsObject(status)) {
-		cli_line(f, "waiting for: drashift to write the plan's first status (is drashift-controller running?)");
-		return;
-	}
-	/* status.activity ends in the action to take: its own line, under what drashift waits for. */
-	const char *activity = cli_str(status, "activity", NULL);
-	const char *action = activity ? strstr(activity, "Action: ") : NULL;
-	cli_render_waiting_for(f, name, plan, status);
-	if (action)
-		cli_line(f, "action: %s", action + strlen("Action: "));
-}
-
+/* The next thing drashift waits for: the freeze, else the first pool that is not done (on DRA, or rolled back). */
 static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
 {
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "frozen"))) {
@@ -428,14 +412,27 @@ static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		const cJSON *ps = cli_pool_status(status, plan->pools[i].name);
 		const char *phase = cli_str(ps, "phase", "");
-		if (strcmp(phase, "DRA") == 0 || (strcmp(phase, "Legacy") == 0 && !plan->pools[i].rollback && !plan->rollback_all &&
-						    i > 0))
+		bool held_back = plan->rollback_all || plan->pools[i].rollback;
+		if (strcmp(phase, "DRA") == 0 || (strcmp(phase, "Legacy") == 0 && held_back))
 			continue;
 		cli_line(f, "waiting for: pool %s: %s", plan->pools[i].name, cli_str(ps, "message", "not judged yet"));
 		return;
 	}
-	cli_line(f, "waiting for: nothing: %s", plan->rollback_all ? "every pool is back on the device plugin"
-								    : "every pool is on DRA");
+	cli_line(f, "waiting for: nothing: every pool is on DRA, or back on the device plugin as spec.rollback asks");
+}
+
+/* What drashift waits for, and the action to take: status.activity ends in it. */
+static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
+{
+	if (!cJSON_IsObject(status)) {
+		cli_line(f, "waiting for: drashift to write the plan's first status (is drashift-controller running?)");
+		return;
+	}
+	cli_render_waiting_for(f, name, plan, status);
+	const char *activity = cli_str(status, "activity", NULL);
+	const char *action = activity ? strstr(activity, "Action: ") : NULL;
+	if (action)
+		cli_line(f, "action: %s", action + strlen("Action: "));
 }
 
 static void cli_render(cli_frame_t *f, const char *name, const cJSON *obj, const plan_t *plan,
