@@ -403,7 +403,8 @@ static void cli_render_freeze(cli_frame_t *f, const char *name, const cJSON *sta
 }
 
 /* The next thing drashift waits for: the freeze, else the first pool that is not done (on DRA, or rolled back). */
-static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
+static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status,
+				   int64_t now)
 {
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "frozen"))) {
 		cli_line(f, "waiting for: a person to acknowledge the breach (kubectl drashift acknowledge %s)", name);
@@ -415,20 +416,30 @@ static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_
 		bool held_back = plan->rollback_all || plan->pools[i].rollback;
 		if (strcmp(phase, "DRA") == 0 || (strcmp(phase, "Legacy") == 0 && held_back))
 			continue;
-		cli_line(f, "waiting for: pool %s: %s", plan->pools[i].name, cli_str(ps, "message", "not judged yet"));
+		/* A bake counts down here, between the operator's status writes. */
+		int64_t bake_end = cli_time_ms(ps, "bakeStartTime") + (int64_t)plan->pools[i].bake_ms;
+		char left[32];
+		cli_duration(bake_end - now, left, sizeof(left));
+		if (strcmp(phase, "Canary") == 0 && cli_time_ms(ps, "bakeStartTime") > 0 && !plan->pools[i].promote &&
+		    bake_end > now)
+			cli_line(f, "waiting for: pool %s: the canary's bake to end, %s left; then the SLO gate to pass",
+				 plan->pools[i].name, left);
+		else
+			cli_line(f, "waiting for: pool %s: %s", plan->pools[i].name, cli_str(ps, "message", "not judged yet"));
 		return;
 	}
 	cli_line(f, "waiting for: nothing: every pool is on DRA, or back on the device plugin as spec.rollback asks");
 }
 
 /* What drashift waits for, and the action to take: status.activity ends in it. */
-static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
+static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status,
+			       int64_t now)
 {
 	if (!cJSON_IsObject(status)) {
 		cli_line(f, "waiting for: drashift to write the plan's first status (is drashift-controller running?)");
 		return;
 	}
-	cli_render_waiting_for(f, name, plan, status);
+	cli_render_waiting_for(f, name, plan, status, now);
 	const char *activity = cli_str(status, "activity", NULL);
 	const char *action = activity ? strstr(activity, "Action: ") : NULL;
 	if (action)
@@ -442,7 +453,7 @@ static void cli_render(cli_frame_t *f, const char *name, const cJSON *obj, const
 	cli_line(f, "migrationplan %s   phase %s   pools on DRA %s   nodes on DRA %s%s", name,
 		 cli_str(status, "phase", "(none yet)"), cli_str(status, "poolsOnDRA", "-"),
 		 cli_str(status, "nodesOnDRA", "-"), plan->paused ? "   PAUSED" : "");
-	cli_render_waiting(f, name, plan, status);
+	cli_render_waiting(f, name, plan, status, now);
 	cli_render_freeze(f, name, status, now);
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		const plan_pool_t *pool = &plan->pools[i];
