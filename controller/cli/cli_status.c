@@ -506,11 +506,16 @@ static int cli_status_frame(struct cli *c, const char *name, cli_frame_t *f)
 	return rc;
 }
 
-/* The width a frame may use: 120 columns, fewer on a narrower terminal (a wrapped line would break the redraw). */
+/*
+ * The width a frame may use: 120 columns, and on a terminal of 120 or fewer
+ * one less than it has: a wrapped line would break the redraw, and a line
+ * that fills the last column leaves the cursor there, where "clear to end of
+ * line" would erase that column.
+ */
 static size_t cli_status_width(const struct cli *c)
 {
 	struct winsize ws;
-	if (c->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 && ws.ws_col < CLI_STATUS_WIDTH)
+	if (c->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 && ws.ws_col <= CLI_STATUS_WIDTH)
 		return ws.ws_col - 1;
 	return CLI_STATUS_WIDTH;
 }
