@@ -427,14 +427,21 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 	 * spec resumes from them) and a breach (an invalid spec lifts no freeze).
 	 */
 	cJSON *st = cJSON_IsObject(po->status) ? cJSON_Duplicate(po->status, true) : cJSON_CreateObject();
-	const char *replaced[] = { "phase", "observedGeneration", "conditions" };
+	const char *replaced[] = { "activity", "phase", "observedGeneration", "conditions" };
 	for (size_t i = 0; i < sizeof(replaced) / sizeof(replaced[0]); i++)
 		cJSON_DeleteItemFromObjectCaseSensitive(st, replaced[i]);
+	char *activity = xasprintf("Invalid: %s; drashift does nothing for the plan until it is fixed. Action: fix the "
+				   "spec (kubectl edit migrationplan %s)",
+				   why, po->meta.name);
+	cJSON_AddStringToObject(st, "activity", activity);
+	free(activity);
 	cJSON_AddStringToObject(st, "phase", "Invalid");
 	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	pc_condition(conds, po->status, "Invalid", true, "SpecInvalid", why, po->generation, now);
-	pc_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
+	pc_condition(conds, po->status, "Ready", false, "SpecInvalid",
+		     "the plan is invalid; nothing is done until the spec is fixed (the Invalid condition says where)",
+		     po->generation, now);
 	pc_write_status(pc, po, st);
 }
 
@@ -1046,6 +1053,10 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 				cJSON_AddItemToArray(conds, cJSON_Duplicate(c, true));
 		}
 		pc_condition(conds, po->status, "Deleting", true, "ReleasingNodes", msg, po->generation, now_s);
+		char *activity = xasprintf("Deleting: %s", msg);
+		cJSON_DeleteItemFromObjectCaseSensitive(st, "activity");
+		cJSON_AddStringToObject(st, "activity", activity);
+		free(activity);
 		cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
 		cJSON_AddItemToObject(st, "conditions", conds);
 		if (!pc->dry_run && !(po->status && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(po->status, "handovers"),

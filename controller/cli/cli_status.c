@@ -269,32 +269,44 @@ static const cJSON *cli_pool_status(const cJSON *status, const char *pool)
 }
 
 /* One node's line: name, step, progress bar, how long at this step, and what it waits for. */
-static void cli_node_line(cli_frame_t *f, const char *branch, const projection_node_t *node,
+/* The name column of a pool's node lines: as wide as the longest name listed. */
+static int cli_name_width(const cli_pool_nodes_t *pn)
+{
+	size_t w = 8;
+	for (size_t i = 0; i < pn->n; i++)
+		if (strlen(pn->nodes[i].meta.name) > w)
+			w = strlen(pn->nodes[i].meta.name);
+	return w > 63 ? 63 : (int)w;
+}
+
+/* One node's line: name, step, progress bar, how long at this step, and what it waits for. */
+static void cli_node_line(cli_frame_t *f, const char *branch, int name_width, const projection_node_t *node,
 			  const handover_state_t *st, bool canary, int64_t now)
 {
 	char bar[16], since[32] = "";
 	cli_bar(st->step, bar, sizeof(bar));
-	if (st->since_ms > 0)
+	if (st->since_ms > 0 && !st->bad_record)
 		cli_duration(now - st->since_ms, since, sizeof(since));
-	const char *way = st->step == HANDOVER_FAILED || handover_step_settled(st->step) ? ""
-			  : st->direction == HANDOVER_TO_DRA			       ? "→DRA"
-										       : "→legacy";
-	char step[40];
-	snprintf(step, sizeof(step), "%s%s", handover_step_name(st->step), way);
+	bool moving = !st->bad_record && handover_step_in_flight(st->step);
+	/* "→" is one column and three bytes: the step column is padded by hand. */
+	char step[48];
+	int len = snprintf(step, sizeof(step), "%s%s", st->bad_record ? "unreadable" : handover_step_name(st->step),
+			   !moving ? "" : st->direction == HANDOVER_TO_DRA ? "→DRA" : "→legacy");
+	int cols = len - (moving ? 2 : 0);
 	const char *waits = "";
 	if (st->bad_record)
 		waits = "its drashift.io annotations cannot be read: drashift leaves it alone";
 	else if (st->step == HANDOVER_FAILED)
 		waits = st->failure ? st->failure : handover_step_waits_for(st->step);
-	else if (handover_step_in_flight(st->step))
+	else if (moving)
 		waits = handover_step_waits_for(st->step);
-	cli_line(f, "%s %-24s %-7s %-22s %s %7s  %s%s", branch, node->meta.name, canary ? "canary" : "", step, bar,
-		 since, handover_step_in_flight(st->step) ? "waiting for " : "", waits);
+	cli_line(f, "%s %-*s %-6s %s%*s %s %6s  %s%s", branch, name_width, node->meta.name, canary ? "canary" : "", step,
+		 cols < 22 ? 22 - cols : 0, "", bar, since, moving ? "waiting for " : "", waits);
 }
 
 static int cli_node_rank(const handover_state_t *st)
 {
-	return st->step == HANDOVER_FAILED ? 0 : handover_step_in_flight(st->step) ? 1 : 2;
+	return st->step == HANDOVER_FAILED || st->bad_record ? 0 : handover_step_in_flight(st->step) ? 1 : 2;
 }
 
 /* The nodes of a pool: every one when few, else those not at rest and a count of the rest. */
@@ -303,6 +315,7 @@ static void cli_render_nodes(cli_frame_t *f, const char *stem, const cli_pool_no
 {
 	const cJSON *canary = cJSON_GetObjectItemCaseSensitive(pool_status, "canaryNodes");
 	bool all = pn->n <= CLI_STATUS_LIST_ALL;
+	int name_width = cli_name_width(pn);
 	size_t shown = 0, on_dra = 0, on_legacy = 0;
 	size_t total_shown = 0;
 	for (size_t i = 0; i < pn->n; i++)
@@ -323,7 +336,7 @@ static void cli_render_nodes(cli_frame_t *f, const char *stem, const cli_pool_no
 			bool last = shown == total_shown && all;
 			char branch[64];
 			snprintf(branch, sizeof(branch), "%s%s", stem, last ? "└─" : "├─");
-			cli_node_line(f, branch, &pn->nodes[i], st, is_canary, now);
+			cli_node_line(f, branch, name_width, &pn->nodes[i], st, is_canary, now);
 		}
 	if (!all)
 		cli_line(f, "%s└─ and %zu more at rest: %zu on DRA, %zu on the device plugin", stem, on_dra + on_legacy,
@@ -389,24 +402,9 @@ static void cli_render_freeze(cli_frame_t *f, const char *name, const cJSON *sta
 		cli_line(f, "├─ freeze: lifted (breach %s acknowledged)", cli_str(breach, "id", "?"));
 }
 
-static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status);
-
-/* The next thing drashift waits for (the freeze, else the first pool not done), and what to do. */
-static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
-{
-	if (!cJSON_IsObject(status)) {
-		cli_line(f, "waiting for: drashift to write the plan's first status (is drashift-controller running?)");
-		return;
-	}
-	/* status.activity ends in the action to take: its own line, under what drashift waits for. */
-	const char *activity = cli_str(status, "activity", NULL);
-	const char *action = activity ? strstr(activity, "Action: ") : NULL;
-	cli_render_waiting_for(f, name, plan, status);
-	if (action)
-		cli_line(f, "action: %s", action + strlen("Action: "));
-}
-
-static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status)
+/* The next thing drashift waits for: the freeze, else the first pool that is not done (on DRA, or rolled back). */
+static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status,
+				   int64_t now)
 {
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "frozen"))) {
 		cli_line(f, "waiting for: a person to acknowledge the breach (kubectl drashift acknowledge %s)", name);
@@ -415,14 +413,37 @@ static void cli_render_waiting_for(cli_frame_t *f, const char *name, const plan_
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		const cJSON *ps = cli_pool_status(status, plan->pools[i].name);
 		const char *phase = cli_str(ps, "phase", "");
-		if (strcmp(phase, "DRA") == 0 || (strcmp(phase, "Legacy") == 0 && !plan->pools[i].rollback && !plan->rollback_all &&
-						    i > 0))
+		bool held_back = plan->rollback_all || plan->pools[i].rollback;
+		if (strcmp(phase, "DRA") == 0 || (strcmp(phase, "Legacy") == 0 && held_back))
 			continue;
-		cli_line(f, "waiting for: pool %s: %s", plan->pools[i].name, cli_str(ps, "message", "not judged yet"));
+		/* A bake counts down here, between the operator's status writes. */
+		int64_t bake_end = cli_time_ms(ps, "bakeStartTime") + (int64_t)plan->pools[i].bake_ms;
+		char left[32];
+		cli_duration(bake_end - now, left, sizeof(left));
+		if (strcmp(phase, "Canary") == 0 && cli_time_ms(ps, "bakeStartTime") > 0 && !plan->pools[i].promote &&
+		    bake_end > now)
+			cli_line(f, "waiting for: pool %s: the canary's bake to end, %s left; then the SLO gate to pass",
+				 plan->pools[i].name, left);
+		else
+			cli_line(f, "waiting for: pool %s: %s", plan->pools[i].name, cli_str(ps, "message", "not judged yet"));
 		return;
 	}
-	cli_line(f, "waiting for: nothing: %s", plan->rollback_all ? "every pool is back on the device plugin"
-								    : "every pool is on DRA");
+	cli_line(f, "waiting for: nothing: every pool is on DRA, or back on the device plugin as spec.rollback asks");
+}
+
+/* What drashift waits for, and the action to take: status.activity ends in it. */
+static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *plan, const cJSON *status,
+			       int64_t now)
+{
+	if (!cJSON_IsObject(status)) {
+		cli_line(f, "waiting for: drashift to write the plan's first status (is drashift-controller running?)");
+		return;
+	}
+	cli_render_waiting_for(f, name, plan, status, now);
+	const char *activity = cli_str(status, "activity", NULL);
+	const char *action = activity ? strstr(activity, "Action: ") : NULL;
+	if (action)
+		cli_line(f, "action: %s", action + strlen("Action: "));
 }
 
 static void cli_render(cli_frame_t *f, const char *name, const cJSON *obj, const plan_t *plan,
@@ -432,7 +453,7 @@ static void cli_render(cli_frame_t *f, const char *name, const cJSON *obj, const
 	cli_line(f, "migrationplan %s   phase %s   pools on DRA %s   nodes on DRA %s%s", name,
 		 cli_str(status, "phase", "(none yet)"), cli_str(status, "poolsOnDRA", "-"),
 		 cli_str(status, "nodesOnDRA", "-"), plan->paused ? "   PAUSED" : "");
-	cli_render_waiting(f, name, plan, status);
+	cli_render_waiting(f, name, plan, status, now);
 	cli_render_freeze(f, name, status, now);
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		const plan_pool_t *pool = &plan->pools[i];
@@ -485,11 +506,16 @@ static int cli_status_frame(struct cli *c, const char *name, cli_frame_t *f)
 	return rc;
 }
 
-/* The width a frame may use: 120 columns, fewer on a narrower terminal (a wrapped line would break the redraw). */
+/*
+ * The width a frame may use: 120 columns, and on a terminal of 120 or fewer
+ * one less than it has: a wrapped line would break the redraw, and a line
+ * that fills the last column leaves the cursor there, where "clear to end of
+ * line" would erase that column.
+ */
 static size_t cli_status_width(const struct cli *c)
 {
 	struct winsize ws;
-	if (c->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 && ws.ws_col < CLI_STATUS_WIDTH)
+	if (c->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 && ws.ws_col <= CLI_STATUS_WIDTH)
 		return ws.ws_col - 1;
 	return CLI_STATUS_WIDTH;
 }

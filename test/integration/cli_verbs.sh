@@ -36,6 +36,29 @@ owned_by_plugin() {
 }
 
 case $verb in
+status)
+	# A pool of 14 nodes: the canary, the nodes in a step and the failed
+	# one are listed; the 11 at rest are counted in one line.
+	for i in $(seq 0 13); do create_node "a-$i" drashift.io/pool=a drashift.io/device-plugin=true; done
+	since=$(date -u -d '-90 seconds' +%Y-%m-%dT%H:%M:%SZ)
+	kubectl annotate node a-3 drashift.io/plan=fleet drashift.io/direction=ToDRA drashift.io/step=draining \
+		"drashift.io/step-since=$since" >/dev/null
+	kubectl annotate node a-7 drashift.io/plan=fleet drashift.io/direction=ToDRA drashift.io/step=failed \
+		"drashift.io/step-since=$since" "drashift.io/failure=draining passed its deadline (1h)" >/dev/null
+	kubectl annotate node a-9 drashift.io/plan=fleet drashift.io/step=draining >/dev/null
+	kubectl patch mp fleet --subresource=status --type=merge -p \
+		'{"status":{"phase":"Canary","pools":[{"name":"a","phase":"Canary","canaryNodes":["a-0"],"message":"canary: 0 of 1 canary node(s) on DRA"}]}}' >/dev/null
+	drashift status fleet
+	expect_contains "$out" "waiting for: pool a: canary: 0 of 1 canary node(s) on DRA" "status"
+	lines() { grep -cE "$1" <<<"$out" || true; }
+	expect_eq "$(lines '^│  [├└]─ a-')" 4 "node lines of pool a (the failed, the draining, the unreadable, the canary)"
+	expect_eq "$(lines '^│  ├─ a-7 +failed +\[ !!! \] +1m3[0-9]s +draining passed its deadline \(1h\)$')" 1 "the failed node's line"
+	expect_eq "$(lines '^│  ├─ a-3 +draining→DRA +\[#\.\.\.\.\] +1m3[0-9]s +waiting for pods using the extended resource to finish$')" 1 \
+		"the draining node's line"
+	expect_eq "$(lines '^│  ├─ a-9 +unreadable .*its drashift.io annotations cannot be read')" 1 "the node with a broken record"
+	expect_eq "$(lines '^│  ├─ a-0 +canary +legacy +\[\.\.\.\.\.\]$')" 1 "the canary's line"
+	expect_contains "$out" "│  └─ and 10 more at rest: 0 on DRA, 10 on the device plugin" "status"
+	;;
 pause)
 	drashift pause fleet
 	expect_eq "$out" "migrationplan.drashift.io/fleet: spec.paused false -> true" "what pause printed"

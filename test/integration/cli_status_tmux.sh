@@ -32,7 +32,8 @@ grep -qE '^│  [├└]─ a-[0-9]+ +canary +dra +\[#####\]' <<<"$screen" || fa
 grep -qE '^│  [├└]─ a-[0-9]+ +legacy +\[\.\.\.\.\.\]' <<<"$screen" || fail "no legacy node of pool a with an empty bar"
 grep -qE '^│  │ +allocationLatencyP95 .* limit .* (Pass|Inconclusive|NotJudged)' <<<"$screen" ||
 	fail "no signal line for allocationLatencyP95 under pool a's gate"
-grep -q '^waiting for: pool a: canary baking' <<<"$screen" || fail "no 'waiting for' line naming the bake"
+grep -qE "^waiting for: pool a: the canary's bake to end, (59m[0-9]+s|1h00m) left; then the SLO gate to pass" <<<"$screen" ||
+	fail "no 'waiting for' line counting the bake down"
 grep -q '^├─ freeze: none' <<<"$screen" || fail "no freeze line"
 # Columns as a terminal counts them (wc -L in a UTF-8 locale; awk here counts bytes).
 while IFS= read -r line; do
