@@ -334,7 +334,7 @@ static int events_is_alnum(char c)
  * Regarding names are valid object names already; this only keeps the Event's
  * name a DNS subdomain when one is too long to take the suffix or has odd bytes.
  */
-char *events_event_name(const char *regarding_name, uint64_t random_bits)
+char *events_event_name(const char *regarding_name, uint64_t suffix)
 {
 	size_t len = strlen(regarding_name);
 	char *prefix = xmalloc(len + 1);
@@ -352,17 +352,9 @@ char *events_event_name(const char *regarding_name, uint64_t random_bits)
 	while (n > 0 && !events_is_alnum(prefix[n - 1]))
 		n--;
 	prefix[n] = '\0';
-	char *name = xasprintf("%s.%016" PRIx64, n ? prefix : "event", random_bits);
+	char *name = xasprintf("%s.%016" PRIx64, n ? prefix : "event", suffix);
 	free(prefix);
 	return name;
-}
-
-static uint64_t events_random64(void)
-{
-	uint64_t bits;
-	if (uv_random(NULL, NULL, &bits, sizeof(bits), 0, NULL) != 0)
-		bits = uv_hrtime() * 0x9E3779B97F4A7C15ull ^ (uint64_t)random();
-	return bits;
 }
 
 static char *events_print(cJSON *obj)
@@ -459,6 +451,7 @@ struct events_recorder {
 	void (*done)(void *data);
 	void *done_data;
 	events_stats_t stats;
+	uint64_t last_name_suffix; /* see events_name_suffix */
 };
 
 /* One write in flight. */
@@ -710,6 +703,24 @@ static bool events_valid_name(const char *s, size_t max)
 	return true;
 }
 
+/*
+ * The suffix upstream's recorders give an Event's name: the wall clock in
+ * nanoseconds, in hex. The apiserver lists Events by name, so Events made in
+ * the same second (which `kubectl describe` cannot tell apart: it sorts on
+ * lastTimestamp, which has whole seconds) come in the order they happened.
+ * Strictly increasing per recorder, so two Events never share a name.
+ */
+static uint64_t events_name_suffix(events_recorder_t *rec)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t ns = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+	if (ns <= rec->last_name_suffix)
+		ns = rec->last_name_suffix + 1;
+	rec->last_name_suffix = ns;
+	return ns;
+}
+
 static void events_create(events_recorder_t *rec, const char *key, const events_object_ref_t *regarding,
 			  const char *type, const char *reason, const char *action, const char *note,
 			  const char *observed, uint64_t now)
@@ -717,7 +728,7 @@ static void events_create(events_recorder_t *rec, const char *key, const events_
 	events_series_t *s = events_table_add(&rec->table, key, now);
 	memcpy(s->last_observed, observed, EVENTS_MICROTIME_LEN);
 	s->event_namespace = xstrdup(events_event_namespace(regarding));
-	s->event_name = events_event_name(regarding->name, events_random64());
+	s->event_name = events_event_name(regarding->name, events_name_suffix(rec));
 	events_event_t ev = {
 		.namespace = s->event_namespace,
 		.name = s->event_name,

@@ -236,8 +236,8 @@ char *events_note_vformat(const char *fmt, va_list ap) __attribute__((format(pri
 void events_microtime(const struct timespec *wall, char out[EVENTS_MICROTIME_LEN]);
 /* The Event's namespace: regarding's, or "default" for cluster-scoped objects (as upstream). */
 const char *events_event_namespace(const events_object_ref_t *regarding);
-/* The Event's name: the regarding name (made a valid DNS subdomain prefix) '.' 16 hex digits. */
-char *events_event_name(const char *regarding_name, uint64_t random_bits);
+/* The Event's name: the regarding name (made a valid DNS subdomain prefix) '.' suffix as 16 hex digits. */
+char *events_event_name(const char *regarding_name, uint64_t suffix);
 
 /* Everything a new Event carries. */
 typedef struct {
