@@ -127,7 +127,11 @@ KC
 start_fleet() {
 	local bin
 	bin=$("$DRASHIFT_ROOT/tools/testenv" fleetsim)
-	"$bin" --kubeconfig "$KUBECONFIG" --report "$TEST_DIR/fleet-report.json" "$@" >"$TEST_DIR/fleet.log" 2>&1 &
+	# The kubelet's own delays (capacity kept 5 m after a device plugin stops,
+	# a driver's slices wiped 30 s after it goes) shortened, so that a test
+	# does not wait on them; test/e2e/real_migration.sh has the real ones.
+	"$bin" --kubeconfig "$KUBECONFIG" --report "$TEST_DIR/fleet-report.json" --capacity-lag 5s --slice-removal-delay 2s \
+		"$@" >"$TEST_DIR/fleet.log" 2>&1 &
 	FLEET_PID=$!
 	fleet_up() { grep -q '^metrics http' "$TEST_DIR/fleet.log"; }
 	wait_for 60 "the fleet simulator" fleet_up
