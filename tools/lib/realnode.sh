@@ -1,6 +1,6 @@
 # Real nodes for tools/testenv (`up DIR --real-nodes N`): each is a kubelet
-# (tools/cmd/kcp) on Debian's containerd and runc, registered with the
-# control plane in DIR. Sourced by tools/testenv; uses its DIR, say/die,
+# (tools/cmd/kcp) on containerd 2.x (containerd_binary: built from the Go
+# module) and Debian's runc, registered with the control plane in DIR. Sourced by tools/testenv; uses its DIR, say/die,
 # free_port, launch, stop_component and kubectl in DIR/bin.
 #
 # What this machine needs, found the hard way:
@@ -32,8 +32,11 @@
 #   `nsenter --mount=/proc/$(cat DIR/run/NAME-mounts.pid)/ns/mnt`. So do the
 #   pods' network namespace files (/var/run/netns, a tmpfs there): none is
 #   left on the host when a node stops without tearing its pods down.
-# - Debian's containerd is 1.6: it has no CDI support (enable_cdi came with
-#   1.7), so the CRI section sets none.
+# - Debian's containerd is 1.6, which has no CDI support (enable_cdi came
+#   with 1.7; 2.x has it always on), hence containerd 2.x built here, with its
+#   own runc shim (runtime_path) and ctr (DIR/bin/ctr). It reads CDI specs
+#   from /var/run/cdi, which in the node's mount namespace is
+#   DIR/nodes/NAME/cdi, so a DRA driver's DaemonSet mounts the usual hostPath.
 # Images come from OCI archives imported with `ctr -n k8s.io images import`;
 # the sandbox image is tools/cmd/pause, built here. Nothing is pulled.
 
