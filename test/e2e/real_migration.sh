@@ -13,7 +13,7 @@
 #      of 4 devices; the node is uncordoned on DRA;
 #   3. a pod with a ResourceClaim runs through NodePrepareResources: the
 #      claim's CDI device is in its container (the runtime's OCI spec, and the
-#      environment the container reports when it ends);
+#      environment the container reports when it ends), healthy in its status;
 #   4. a rollback while that pod runs: the pod keeps running, its claim stays
 #      allocated and the driver registered until it finishes; then the driver
 #      goes, the kubelet wipes its ResourceSlice, and the device plugin returns.
@@ -157,6 +157,11 @@ trainer_uid=$(kubectl -n work get pod trainer -o jsonpath='{.metadata.uid}')
 jq -e --arg uid "$trainer_uid" '[.Data.PodDeviceEntries[] | select(.PodUID == $uid)] | length == 0' "$CHECKPOINT" >/dev/null ||
 	fail "the device manager gave the DRA pod devices: $(jq -c .Data "$CHECKPOINT")"
 wait_for 120 "the pool to pass its gate and reach DRA" pool_phase_is DRA
+# The driver reports its devices healthy (DRAResourceHealth); the kubelet
+# puts that in the container's status under the CDI device's ID.
+healthy() { kubectl -n work get pod trainer -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' |
+	jq -e --arg id "gpu.example.com/gpu=$claim_uid-$device" '.[] | select(.name == "claim:gpu") | .resources[] | select(.resourceID == $id and .health == "Healthy")'; }
+wait_for 60 "the kubelet to report the claim's device healthy" healthy
 log "step 3: claim $claim prepared ($device), CDI device in the container; pool on DRA"
 
 # ---- 4. rollback while the pod holds its claim ----

@@ -13,7 +13,9 @@
 // whose devices (one per allocated device, named CLAIMUID-DEVICE, so a name
 // is never reused) give the container the environment variables
 // GPU_DEVICE_<DEVICE>=<DEVICE> (dashes as underscores) and DRA_CLAIM_UID.
-// Unprepare removes the spec. The node comes from NODE_NAME (the downward
+// Unprepare removes the spec. It reports its devices healthy to the kubelet
+// (DRAResourceHealth, which the kubelet asks every driver for). The node
+// comes from NODE_NAME (the downward
 // API), the apiserver from the in-cluster configuration. SIGTERM stops
 // serving, which unregisters the plugin; its ResourceSlice stays until the
 // kubelet removes it.
@@ -31,13 +33,16 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
+	"google.golang.org/grpc"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
+	drahealth "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
 	"k8s.io/utils/ptr"
 )
 
@@ -59,11 +64,13 @@ type cdiContainerEdits struct {
 }
 
 type driver struct {
-	name   string
-	kind   string // CDI kind: DRIVER/gpu
-	cdiDir string
-	pool   string // the node's name
-	cancel context.CancelCauseFunc
+	drahealth.UnimplementedDRAResourceHealthServer
+	name    string
+	kind    string // CDI kind: DRIVER/gpu
+	cdiDir  string
+	pool    string // the node's name
+	devices []resourceapi.Device
+	cancel  context.CancelCauseFunc
 }
 
 func (d *driver) specPath(claim types.UID) string {
@@ -141,6 +148,23 @@ func (d *driver) UnprepareResourceClaims(_ context.Context, claims []kubeletplug
 	return result, nil
 }
 
+// NodeWatchResources reports every device healthy once, then keeps the
+// stream open until the kubelet closes it: fake devices never fail.
+func (d *driver) NodeWatchResources(_ *drahealth.NodeWatchResourcesRequest, stream grpc.ServerStreamingServer[drahealth.NodeWatchResourcesResponse]) error {
+	resp := &drahealth.NodeWatchResourcesResponse{}
+	for _, dev := range d.devices {
+		resp.Devices = append(resp.Devices, &drahealth.DeviceHealth{
+			Device: &drahealth.DeviceIdentifier{PoolName: d.pool, DeviceName: dev.Name},
+			Health: drahealth.HealthStatus_HEALTHY, LastUpdatedTime: time.Now().Unix(),
+		})
+	}
+	if err := stream.Send(resp); err != nil {
+		return err
+	}
+	<-stream.Context().Done()
+	return nil
+}
+
 // HandleError: publishing errors are logged; a fatal one stops the plugin so
 // the DaemonSet restarts it.
 func (d *driver) HandleError(_ context.Context, err error, msg string) {
@@ -178,12 +202,6 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithCancelCause(ctx)
-	d := &driver{name: *name, kind: *name + "/gpu", cdiDir: *cdiDir, pool: node, cancel: cancel}
-	helper, err := kubeletplugin.Start(ctx, d, kubeletplugin.DriverName(*name), kubeletplugin.NodeName(node),
-		kubeletplugin.KubeClient(client), kubeletplugin.PluginDataDirectoryPath(pluginDir))
-	if err != nil {
-		log.Fatalf("start the kubelet plugin: %v", err)
-	}
 	devices := make([]resourceapi.Device, *count)
 	for i := range devices {
 		devices[i] = resourceapi.Device{
@@ -193,6 +211,12 @@ func main() {
 				"uuid":  {StringValue: ptr.To(fmt.Sprintf("GPU-%s-%d", node, i))},
 			},
 		}
+	}
+	d := &driver{name: *name, kind: *name + "/gpu", cdiDir: *cdiDir, pool: node, devices: devices, cancel: cancel}
+	helper, err := kubeletplugin.Start(ctx, d, kubeletplugin.DriverName(*name), kubeletplugin.NodeName(node),
+		kubeletplugin.KubeClient(client), kubeletplugin.PluginDataDirectoryPath(pluginDir))
+	if err != nil {
+		log.Fatalf("start the kubelet plugin: %v", err)
 	}
 	if err := helper.PublishResources(ctx, resourceslice.DriverResources{Pools: map[string]resourceslice.Pool{
 		node: {Slices: []resourceslice.Slice{{Devices: devices}}},
