@@ -127,7 +127,11 @@ KC
 start_fleet() {
 	local bin
 	bin=$("$DRASHIFT_ROOT/tools/testenv" fleetsim)
-	"$bin" --kubeconfig "$KUBECONFIG" --report "$TEST_DIR/fleet-report.json" "$@" >"$TEST_DIR/fleet.log" 2>&1 &
+	# The kubelet's own delays (capacity kept 5 m after a device plugin stops,
+	# a driver's slices wiped 30 s after it goes) shortened, so that a test
+	# does not wait on them; test/e2e/real_migration.sh has the real ones.
+	"$bin" --kubeconfig "$KUBECONFIG" --report "$TEST_DIR/fleet-report.json" --capacity-lag 5s --slice-removal-delay 2s \
+		"$@" >"$TEST_DIR/fleet.log" 2>&1 &
 	FLEET_PID=$!
 	fleet_up() { grep -q '^metrics http' "$TEST_DIR/fleet.log"; }
 	wait_for 60 "the fleet simulator" fleet_up
@@ -257,4 +261,97 @@ start_fleet_plan_baking() {
 	apply_fleet_plan
 	baking() { [ -n "$(plan_field fleet '{.status.pools[0].bakeStartTime}')" ]; }
 	wait_for 180 "pool a's canary to bake" baking
+}
+
+# ---- real nodes (tools/testenv up DIR --real-nodes N) ----
+
+# real_gpu_plugins: a GPU vendor's two plugins on the real nodes, from images
+# built here, as DaemonSets in gpu-system selected by drashift's ownership
+# labels: gpu-device-plugin (tools/cmd/gpuplugin: 4 x example.com/gpu) where
+# drashift.io/device-plugin=true, gpu-dra-driver (tools/cmd/draplugin: driver
+# gpu.example.com, 4 devices, CDI specs in /var/run/cdi) where
+# drashift.io/dra-driver=true, with the RBAC a driver needs to publish its
+# ResourceSlices, and the DeviceClass gpu.example.com. Also loads the
+# workload image example.com/gpujob:testenv (tools/cmd/gpujob). Needs
+# tools/lib/common.sh sourced.
+real_gpu_plugins() {
+	local image
+	for image in gpuplugin draplugin gpujob; do
+		"$TESTENV" load "$TEST_DIR/cluster" "$(go_tool_image $image example.com/$image:testenv 0:0)"
+	done
+	create_namespace gpu-system
+	kubectl apply -f - >/dev/null <<EOF_PLUGINS
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: gpu-dra-driver, namespace: gpu-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: gpu-dra-driver}
+rules:
+- {apiGroups: [resource.k8s.io], resources: [resourceslices], verbs: [get, list, watch, create, update, patch, delete]}
+- {apiGroups: [resource.k8s.io], resources: [resourceclaims], verbs: [get]}
+- {apiGroups: [""], resources: [nodes], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: gpu-dra-driver}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: gpu-dra-driver}
+subjects: [{kind: ServiceAccount, name: gpu-dra-driver, namespace: gpu-system}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: gpu-device-plugin, namespace: gpu-system}
+spec:
+  selector: {matchLabels: {app: gpu-device-plugin}}
+  template:
+    metadata: {labels: {app: gpu-device-plugin}}
+    spec:
+      nodeSelector: {drashift.io/device-plugin: "true"}
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: plugin
+        image: example.com/gpuplugin:testenv
+        imagePullPolicy: Never
+        args: [--resource=example.com/gpu, --devices=4]
+        volumeMounts: [{name: device-plugins, mountPath: /var/lib/kubelet/device-plugins}]
+      volumes: [{name: device-plugins, hostPath: {path: /var/lib/kubelet/device-plugins, type: Directory}}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: gpu-dra-driver, namespace: gpu-system}
+spec:
+  selector: {matchLabels: {app: gpu-dra-driver}}
+  template:
+    metadata: {labels: {app: gpu-dra-driver}}
+    spec:
+      nodeSelector: {drashift.io/dra-driver: "true"}
+      serviceAccountName: gpu-dra-driver
+      hostNetwork: true # no kube-proxy: the apiserver on the host's loopback
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: plugin
+        image: example.com/draplugin:testenv
+        imagePullPolicy: Never
+        args: [--driver=gpu.example.com, --devices=4, --cdi-dir=/var/run/cdi]
+        env:
+        - {name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+        - {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
+        - {name: KUBERNETES_SERVICE_PORT, value: "$(cat "$TEST_DIR/cluster/run/apiserver.port")"}
+        volumeMounts:
+        - {name: plugins-registry, mountPath: /var/lib/kubelet/plugins_registry}
+        - {name: plugins, mountPath: /var/lib/kubelet/plugins}
+        - {name: cdi, mountPath: /var/run/cdi}
+      volumes:
+      - {name: plugins-registry, hostPath: {path: /var/lib/kubelet/plugins_registry, type: DirectoryOrCreate}}
+      - {name: plugins, hostPath: {path: /var/lib/kubelet/plugins, type: DirectoryOrCreate}}
+      - {name: cdi, hostPath: {path: /var/run/cdi, type: DirectoryOrCreate}}
+EOF_PLUGINS
 }

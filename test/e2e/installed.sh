@@ -5,7 +5,9 @@
 # keeps the pods on the real nodes. Two replicas under the restricted Pod
 # Security Standard become Ready with exactly one leader; deleting the
 # leader's pod hands the Lease to another Ready replica, and two replicas
-# with one leader remain.
+# with one leader remain. Then the same again after `kubectl delete -k` and
+# `helm install` of the chart (manifests/chart/drashift, tools/helm), the
+# test's settings given as values.
 source "$(dirname "$0")/../lib.sh"
 : "${DRASHIFT_CONTROLLER:?DRASHIFT_CONTROLLER names the built drashift-controller}"
 testenv_start --real-nodes 2
@@ -34,9 +36,6 @@ out=$(kubectl apply -k "$TEST_DIR/overlay" 2>&1) || fail "kubectl apply -k faile
 case $out in *Warning*) fail "kubectl apply -k warned: $out" ;; esac
 expect_eq "$(kubectl get namespace $NS -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" \
 	restricted "Pod Security level enforced in $NS"
-kubectl -n $NS rollout status deployment/drashift-controller --timeout=300s >/dev/null ||
-	fail "the Deployment did not roll out: $(kubectl -n $NS get pods -o wide 2>&1)"
-
 # One line per pod: name, IP, Ready, terminating ("-" when not known).
 pods() {
 	kubectl -n $NS get pods -l app.kubernetes.io/name=drashift -o json | jq -r '.items[] | [.metadata.name,
@@ -60,27 +59,55 @@ check_one_leader() {
 	expect_eq "$(leaders)" "$leader" "the pods that report themselves leader"
 	echo "$leader"
 }
-first=$(check_one_leader)
-log "pods: $(pods | tr '\n' ';'); leader $first"
-expect_eq "$(kubectl -n $NS get pod "$first" -o jsonpath='{.spec.containers[0].image}')" drashift/controller:0.1.0 "image the pod runs"
-# The image ID the runtime reports is the config digest of the image tools/image built.
-manifest=${image#* }
-config=$(tar -xOf "$TEST_DIR/image.tar" "blobs/sha256/${manifest#sha256:}" | jq -r .config.digest)
-expect_contains "$(kubectl -n $NS get pod "$first" -o jsonpath='{.status.containerStatuses[0].imageID}')" "$config" "image the node ran"
+# check_installed HOW: the Deployment rolls out; two Ready replicas, one
+# leader, running the image tools/image built; the Lease passes to another
+# replica when the leader's pod is deleted.
+check_installed() {
+	local how=$1 first standby t0 second pod manifest config
+	kubectl -n $NS rollout status deployment/drashift-controller --timeout=300s >/dev/null ||
+		fail "the Deployment did not roll out: $(kubectl -n $NS get pods -o wide 2>&1)"
+	first=$(check_one_leader)
+	log "$how: pods: $(pods | tr '\n' ';'); leader $first"
+	expect_eq "$(kubectl -n $NS get pod "$first" -o jsonpath='{.spec.containers[0].image}')" drashift/controller:0.1.0 "image the pod runs"
+	# The image ID the runtime reports is the config digest of the image tools/image built.
+	manifest=${image#* }
+	config=$(tar -xOf "$TEST_DIR/image.tar" "blobs/sha256/${manifest#sha256:}" | jq -r .config.digest)
+	expect_contains "$(kubectl -n $NS get pod "$first" -o jsonpath='{.status.containerStatuses[0].imageID}')" "$config" "image the node ran"
 
-# The Lease passes to another live replica: usually the standby, though the
-# ReplicaSet may also replace the standby meanwhile (it did once here, scaling
-# down a surplus pod), so any Ready replica other than the deleted one counts.
-standby=$(ready_pods | grep -vx "$first")
-t0=$SECONDS
-kubectl -n $NS delete pod "$first" --wait=false >/dev/null
-taken_over() { local h; h=$(holder); [ -n "$h" ] && [ "$h" != "$first" ] && ready_pods | grep -qx "$h"; }
-wait_for 90 "another replica to take the Lease from $first" taken_over
-log "the Lease passed from $first to $(holder) (the standby was $standby) in about $((SECONDS - t0)) s"
-second=$(check_one_leader)
-[ "$second" != "$first" ] || fail "the deleted pod $first still leads"
-expect_contains "$(kubectl -n $NS logs "$second")" 'to=Leading why="acquired the lease"' "the new leader's log (kubectl logs through the kubelet)"
-for pod in $(ready_pods); do
-	expect_eq "$(kubectl -n $NS get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0 "restarts of $pod"
-done
-log "pods: $(pods | tr '\n' ';')"
+	# The Lease passes to another live replica: usually the standby, though the
+	# ReplicaSet may also replace the standby meanwhile (it did once here, scaling
+	# down a surplus pod), so any Ready replica other than the deleted one counts.
+	standby=$(ready_pods | grep -vx "$first")
+	t0=$SECONDS
+	kubectl -n $NS delete pod "$first" --wait=false >/dev/null
+	taken_over() { local h; h=$(holder); [ -n "$h" ] && [ "$h" != "$first" ] && ready_pods | grep -qx "$h"; }
+	wait_for 90 "another replica to take the Lease from $first" taken_over
+	log "$how: the Lease passed from $first to $(holder) (the standby was $standby) in about $((SECONDS - t0)) s"
+	second=$(check_one_leader)
+	[ "$second" != "$first" ] || fail "the deleted pod $first still leads"
+	expect_contains "$(kubectl -n $NS logs "$second")" 'to=Leading why="acquired the lease"' "the new leader's log (kubectl logs through the kubelet)"
+	for pod in $(ready_pods); do
+		expect_eq "$(kubectl -n $NS get pod "$pod" -o jsonpath='{.status.containerStatuses[0].restartCount}')" 0 "restarts of $pod"
+	done
+	log "$how: pods: $(pods | tr '\n' ';')"
+}
+check_installed "kubectl apply -k"
+
+# The same from the Helm chart, into the Namespace of manifests/ (the chart
+# leaves the Namespace, and its Pod Security labels, to the cluster's owner).
+kubectl delete -k "$TEST_DIR/overlay" --wait=true --timeout=300s >/dev/null || fail "kubectl delete -k did not finish"
+helm=$("$TESTENV" helm)
+export HELM_CACHE_HOME="$TEST_DIR/helm/cache" HELM_CONFIG_HOME="$TEST_DIR/helm/config" HELM_DATA_HOME="$TEST_DIR/helm/data"
+kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" >/dev/null
+cat >"$TEST_DIR/values.yaml" <<EOF_VALUES
+nodeSelector: {testenv.drashift.io/real-node: "true"}
+hostAliases: [{ip: "${proxy%:*}", hostnames: [kubernetes.default.svc]}]
+extraEnv:
+- {name: KUBERNETES_SERVICE_HOST, value: kubernetes.default.svc}
+- {name: KUBERNETES_SERVICE_PORT, value: "${proxy#*:}"}
+EOF_VALUES
+out=$("$helm" install drashift "$DRASHIFT_ROOT/manifests/chart/drashift" -n $NS -f "$TEST_DIR/values.yaml" 2>&1) ||
+	fail "helm install failed: $out"
+expect_eq "$(kubectl -n $NS get deployment drashift-controller -o jsonpath='{.metadata.annotations.meta\.helm\.sh/release-name}')" \
+	drashift "the Deployment's release"
+check_installed "helm install"

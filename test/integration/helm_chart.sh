@@ -76,7 +76,9 @@ out=$("$helm" install drashift "$CHART" -n $NS --create-namespace \
 	--set image.repository=registry.example.com/drashift/controller --set image.tag=9.9.9 \
 	--set image.pullPolicy=Always --set 'imagePullSecrets[0].name=regcred' --set replicas=3 \
 	--set leaderElection.id=drashift-lease --set resources.limits.memory=512Mi \
-	--set nodeSelector.pool=cpu --set 'tolerations[0].key=dedicated' --set 'tolerations[0].operator=Exists' 2>&1) ||
+	--set nodeSelector.pool=cpu --set 'tolerations[0].key=dedicated' --set 'tolerations[0].operator=Exists' \
+	--set 'hostAliases[0].ip=192.0.2.1' --set 'hostAliases[0].hostnames[0]=api.example.com' \
+	--set 'extraEnv[0].name=KUBERNETES_SERVICE_HOST' --set 'extraEnv[0].value=api.example.com' 2>&1) ||
 	fail "helm install failed: $out"
 crd_established
 get() { kubectl -n $NS get "$1" -o jsonpath="$2"; }
@@ -93,6 +95,8 @@ expect_eq "$(get $deploy '{.spec.template.spec.containers[0].resources.limits.me
 expect_eq "$(get $deploy '{.spec.template.spec.containers[0].resources.requests.cpu}')" 50m "cpu request (default kept)"
 expect_eq "$(get $deploy '{.spec.template.spec.nodeSelector}')" '{"pool":"cpu"}' "node selector"
 expect_eq "$(get $deploy '{.spec.template.spec.tolerations}')" '[{"key":"dedicated","operator":"Exists"}]' "tolerations"
+expect_eq "$(get $deploy '{.spec.template.spec.hostAliases}')" '[{"hostnames":["api.example.com"],"ip":"192.0.2.1"}]' "host aliases"
+expect_eq "$(get $deploy '{.spec.template.spec.containers[0].env[2]}')" '{"name":"KUBERNETES_SERVICE_HOST","value":"api.example.com"}' "extra environment"
 expect_eq "$(kubectl get namespace $NS -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" \
 	restricted "Pod Security level of $NS"
 

@@ -12,28 +12,7 @@ testenv_start --real-nodes 1
 NODE=real-node-1
 NODE_DIR=$TEST_DIR/cluster/nodes/$NODE
 
-"$TESTENV" load "$TEST_DIR/cluster" "$(go_tool_image gpuplugin example.com/gpuplugin:testenv 0:0)"
-create_namespace gpu-system
-kubectl apply -f - >/dev/null <<EOF_DS
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: gpu-device-plugin, namespace: gpu-system}
-spec:
-  selector: {matchLabels: {app: gpu-device-plugin}}
-  template:
-    metadata: {labels: {app: gpu-device-plugin}}
-    spec:
-      nodeSelector: {drashift.io/device-plugin: "true"}
-      automountServiceAccountToken: false
-      terminationGracePeriodSeconds: 5
-      containers:
-      - name: plugin
-        image: example.com/gpuplugin:testenv
-        imagePullPolicy: Never
-        args: [--resource=example.com/gpu, --devices=4]
-        volumeMounts: [{name: device-plugins, mountPath: /var/lib/kubelet/device-plugins}]
-      volumes: [{name: device-plugins, hostPath: {path: /var/lib/kubelet/device-plugins, type: Directory}}]
-EOF_DS
+real_gpu_plugins
 gpus() { kubectl get node $NODE -o jsonpath="{.status.$1.example\.com/gpu}"; }
 allocatable_is() { [ "$(gpus allocatable)" = "$1" ]; }
 plugin_pods() { kubectl -n gpu-system get pods -l app=gpu-device-plugin -o name | wc -l; }

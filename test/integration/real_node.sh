@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/testenv up --real-nodes 1 runs a real kubelet on containerd and runc:
-# the node registers Ready with the pinned kubelet version, a pod with its own
+# the node registers Ready with the pinned kubelet and containerd versions, a pod with its own
 # network namespace and a hostNetwork pod run on it from the locally built
 # pause image, the first reaches the apiserver through the proxy address,
 # and `down` leaves no process, address or bridge behind.
@@ -12,7 +12,9 @@ run=$TEST_DIR/cluster/run
 expect_eq "$(kubectl get node $NODE -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" True "node Ready"
 expect_eq "$(kubectl get node $NODE -o jsonpath='{.status.nodeInfo.kubeletVersion}')" \
 	"$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$DRASHIFT_ROOT/tools/go.mod")" "kubelet version"
-expect_contains "$(kubectl get node $NODE -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')" containerd:// "runtime"
+expect_eq "$(kubectl get node $NODE -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')" \
+	"containerd://$(awk '$1 == "github.com/containerd/containerd/v2" { sub(/^v/, "", $2); print $2; exit }' "$DRASHIFT_ROOT/tools/containerd/go.mod")" \
+	"runtime (the containerd built from tools/containerd, which has CDI)"
 node_ip=$(cat "$run/$NODE.ip")
 expect_eq "$(kubectl get node $NODE -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" "$node_ip" "node address"
 

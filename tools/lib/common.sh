@@ -14,7 +14,7 @@ DRASHIFT_DEBIAN_PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev valgrind
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
 	openssl curl socat prometheus ca-certificates binutils jq
-	containerd runc containernetworking-plugins
+	runc containernetworking-plugins
 	chromium fonts-dejavu-core tmux
 )
 
@@ -159,6 +159,25 @@ helm_binary() {
 	GO_MODULE_DIR=$module CGO_ENABLED=0 cached_go_build "$dir/helm" helm.sh/helm/v4/cmd/helm \
 		"building helm $version once; later runs reuse $dir" \
 		-ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.metadata="
+}
+
+# containerd_binary [COMMAND]: print the path of containerd 2.x's COMMAND
+# (containerd, or containerd-shim-runc-v2), built from
+# github.com/containerd/containerd/v2 at the version tools/containerd/go.mod
+# pins (cached under $DRASHIFT_CACHE/containerd/<version>-<hash of go.mod and
+# go.sum>). Real nodes run it rather than Debian's containerd 1.6, which has
+# no CDI support. Built without cgo, so without the btrfs snapshotter; a
+# module of its own, as helm is, so its library versions stay out of
+# tools/go.mod.
+containerd_binary() {
+	local command=${1:-containerd} module=$DRASHIFT_ROOT/tools/containerd version key dir pkg=github.com/containerd/containerd/v2
+	version=$(awk -v m=$pkg '$1 == m { print $2; exit }' "$module/go.mod")
+	[ -n "$version" ] || die "tools/containerd/go.mod pins no $pkg version"
+	key=$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/containerd/$version-$key"
+	GO_MODULE_DIR=$module CGO_ENABLED=0 cached_go_build "$dir/$command" "$pkg/cmd/$command" \
+		"building $command $version once; later runs reuse $dir" \
+		-ldflags="-s -w -X $pkg/version.Version=$version -X $pkg/version.Revision="
 }
 
 # The fleet simulator (tools/cmd/fleetsim).

@@ -1,6 +1,6 @@
 # Real nodes for tools/testenv (`up DIR --real-nodes N`): each is a kubelet
-# (tools/cmd/kcp) on Debian's containerd and runc, registered with the
-# control plane in DIR. Sourced by tools/testenv; uses its DIR, say/die,
+# (tools/cmd/kcp) on containerd 2.x (containerd_binary: built from the Go
+# module) and Debian's runc, registered with the control plane in DIR. Sourced by tools/testenv; uses its DIR, say/die,
 # free_port, launch, stop_component and kubectl in DIR/bin.
 #
 # What this machine needs, found the hard way:
@@ -32,8 +32,11 @@
 #   `nsenter --mount=/proc/$(cat DIR/run/NAME-mounts.pid)/ns/mnt`. So do the
 #   pods' network namespace files (/var/run/netns, a tmpfs there): none is
 #   left on the host when a node stops without tearing its pods down.
-# - Debian's containerd is 1.6: it has no CDI support (enable_cdi came with
-#   1.7), so the CRI section sets none.
+# - Debian's containerd is 1.6, which has no CDI support (enable_cdi came
+#   with 1.7; 2.x has it always on), hence containerd 2.x built here, with its
+#   own runc shim (runtime_path) and ctr (DIR/bin/ctr). It reads CDI specs
+#   from /var/run/cdi, which in the node's mount namespace is
+#   DIR/nodes/NAME/cdi, so a DRA driver's DaemonSet mounts the usual hostPath.
 # Images come from OCI archives imported with `ctr -n k8s.io images import`;
 # the sandbox image is tools/cmd/pause, built here. Nothing is pulled.
 
@@ -43,7 +46,7 @@ realnode_names() { cat "$DIR/run/real-nodes" 2>/dev/null || true; }
 
 realnode_ctr() {
 	local name=$1; shift
-	ctr --address "$DIR/nodes/$name/containerd.sock" --namespace k8s.io "$@"
+	"$DIR/bin/ctr" --address "$DIR/nodes/$name/containerd.sock" --namespace k8s.io "$@"
 }
 
 realnode_pause_archive() { go_tool_image pause "$REALNODE_PAUSE_IMAGE" 65535:65535; }
@@ -59,12 +62,12 @@ realnode_pick_ip() {
 
 configure_realnode() {
 	local name=$1 node=$DIR/nodes/$1 ip kubelet_port healthz_port
-	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki} /var/lib/kubelet /var/run/netns
+	mkdir -p "$node"/{containerd,kubelet,pod-logs,cni/net.d,cni/state,runc,pki,cdi} /var/lib/kubelet /var/run/netns /var/run/cdi
 	ln -sfn "$(command -v unshare)" "$DIR/bin/$name-mounts"
 	save_args "$name-mounts" --mount --propagation private bash -c \
-		'mount --bind "$1" /var/lib/kubelet && mount -t tmpfs -o mode=0755 netns /var/run/netns &&
-			exec -a "$2" sleep infinity' \
-		bash "$node/kubelet" "$node/mount-namespace"
+		'mount --bind "$1" /var/lib/kubelet && mount --bind "$2" /var/run/cdi &&
+			mount -t tmpfs -o mode=0755 netns /var/run/netns && exec -a "$3" sleep infinity' \
+		bash "$node/kubelet" "$node/cdi" "$node/mount-namespace"
 	launch "$name-mounts"
 	local pid i
 	pid=$(cat "$DIR/run/$name-mounts.pid")
@@ -80,27 +83,33 @@ configure_realnode() {
 	echo "$ip" >"$DIR/run/$name.ip"
 	ip addr add "$ip/32" dev lo || die "cannot add the node address $ip to lo (needs CAP_NET_ADMIN)"
 
+	# containerd 2.x: configuration version 3, where the CRI plugin is split
+	# into its images and runtime parts; CDI is always on (enable_cdi is gone).
 	cat >"$node/containerd/config.toml" <<TOML
-version = 2
+version = 3
 root = "$node/containerd/root"
 state = "$node/containerd/state"
 [grpc]
   address = "$node/containerd.sock"
 [ttrpc]
   address = "$node/containerd.sock.ttrpc"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$REALNODE_PAUSE_IMAGE"
+[plugins."io.containerd.cri.v1.images".pinned_images]
+  sandbox = "$REALNODE_PAUSE_IMAGE"
+[plugins."io.containerd.cri.v1.runtime"]
   restrict_oom_score_adj = true
   disable_apparmor = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
+  cdi_spec_dirs = ["/var/run/cdi"]
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      runtime_path = "$DIR/bin/containerd-shim-runc-v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = "$(command -v runc)"
         Root = "$node/runc"
         SystemdCgroup = false
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$node/cni/net.d"
 TOML
 	# Pods with their own network namespace get one on the node's bridge;
@@ -231,7 +240,11 @@ realnode_up() {
 	ensure_debian_packages
 	configure_apiserver_proxy
 	launch apiserver-proxy
-	ln -sfn /usr/bin/containerd "$DIR/bin/containerd"
+	local command
+	for command in containerd containerd-shim-runc-v2; do ln -sfn "$(containerd_binary $command)" "$DIR/bin/$command"; done
+	# ctr, without the warning that cgroup v1 is deprecated on every call.
+	printf '#!/bin/sh\nCONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=true exec %q "$@"\n' "$(containerd_binary ctr)" >"$DIR/bin/ctr"
+	chmod +x "$DIR/bin/ctr"
 	ln -sfn "$(readlink "$DIR/bin/kubectl")" "$DIR/bin/kubelet"
 	: >"$DIR/run/real-nodes"
 	for i in $(seq "$n"); do

@@ -8,13 +8,17 @@ package main
 // What the kubelet does when the plugin stops (pkg/kubelet/cm/devicemanager,
 // GetCapacity, and nodestatus.MachineInfo) is what drashift has to cope with:
 //   - its devices turn unhealthy at once: allocatable drops to 0, capacity
-//     stays (unhealthy devices still count in capacity);
+//     stays (unhealthy devices still count in capacity), reported with the
+//     kubelet's next node status update (see nodeStatusPatch);
 //   - after the endpoint's grace period (~5 minutes) the resource is deleted
 //     from the device manager, and the node status keeps it at capacity 0
 //     ("to indicate that the resource is managed by device plugin and had been
 //     registered before").
 // So a handover must look at allocatable, never at capacity; --capacity-lag
-// plays the grace period. A resource never registered stays absent.
+// plays the grace period. A resource never registered stays absent. All of
+// this was seen on tools/testenv's real node (test/e2e/real_migration.sh):
+// capacity 4 with allocatable 0 for 5 minutes, then capacity 0, and the
+// kubelet's checkpoint forgot the devices.
 
 import (
 	"log"

@@ -1,12 +1,13 @@
 package main
 
 // Unit tests of the parts that need no API server: flag and fault parsing, the
-// device plugin's capacity/allocatable timeline, extended-resource requests,
-// feature-discovery labels.
+// device plugin's capacity/allocatable timeline and when the status shows it,
+// extended-resource requests, feature-discovery labels.
 // The behaviour against a real control plane is tested by
 // test/integration/fleetsim.sh.
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -137,6 +138,31 @@ func TestDevicePluginTimeline(t *testing.T) {
 	check(t0.Add(7*time.Second), "0", "0") // capacity follows; the resource stays at 0
 	if s.observeDevicePlugin(n, false, t0.Add(8*time.Second)) {
 		t.Error("a stopped plugin stopped again")
+	}
+}
+
+// A changed extended resource waits for the next heartbeat, as a real
+// kubelet writes it with its next node status update; the heartbeat carries
+// it.
+func TestExtendedResourceWaitsForStatusUpdate(t *testing.T) {
+	s := &Sim{cfg: &Config{ExtendedResource: "example.com/gpu"}}
+	sn := newSimNode(PoolSpec{"a", 1, 4}, 0, 0)
+	node := &v1.Node{Status: v1.NodeStatus{
+		Capacity:    v1.ResourceList{"example.com/gpu": resource.MustParse("4")},
+		Allocatable: v1.ResourceList{"example.com/gpu": resource.MustParse("4"), v1.ResourcePods: resource.MustParse(nodePods)},
+		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+	}}
+	four, zero := int64(4), int64(0)
+	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, time.Now()); needed {
+		t.Error("allocatable 0 written before the next status update")
+	}
+	patch, needed := s.nodeStatusPatch(node, sn, &four, &zero, true, time.Now())
+	if !needed || !strings.Contains(string(patch), `"allocatable":{"cpu":"32","example.com/gpu":"0"`) {
+		t.Errorf("the status update does not carry allocatable 0: %v %s", needed, patch)
+	}
+	node.Status.Conditions[0].Status = v1.ConditionFalse
+	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, time.Now()); !needed {
+		t.Error("a node not Ready waits for the next heartbeat")
 	}
 }
 
