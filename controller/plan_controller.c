@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capacity.h"
 #include "freeze.h"
 #include "handover.h"
 #include "kube_api.h"
@@ -267,8 +268,8 @@ static bool pc_claim_from_driver(const projection_claim_t *claim, const char *dr
 	return false;
 }
 
-static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
-		       const char ***evictable)
+static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, const char *node,
+		     handover_usage_t *use, const char ***evictable)
 {
 	memset(use, 0, sizeof(*use));
 	*evictable = NULL;
@@ -280,9 +281,8 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 	while (pods && strmap_next(pods, &it, NULL, &v)) {
 		const projection_pod_t *pod = v;
 		bool done = pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED;
-		int64_t count = 0;
-		if (!done && projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) &&
-		    count > 0) {
+		bool requests;
+		if (!done && capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &requests) > 0) {
 			use->plugin_users++;
 			if (!pod->meta.deleting) {
 				*evictable = xrealloc(*evictable, (n_ev + 2) * sizeof(char *));
@@ -320,35 +320,40 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 	use->n_evictable = n_ev / 2;
 }
 
-/* What the node's owners advertise: allocatable, and the driver's slices for the node. */
-static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node, handover_ads_t *ads)
+/* The driver's slices for a node, borrowed from the cache (free the array). */
+static size_t pc_node_slices(const plan_controller_t *pc, const plan_t *plan, const char *node,
+			     const projection_slice_t ***out)
 {
-	memset(ads, 0, sizeof(*ads));
-	ads->allocatable_known =
-		projection_quantity_find(node->allocatable, node->n_allocatable, plan->extended_resource, &ads->allocatable);
-	projection_quantity_find(node->capacity, node->n_capacity, plan->extended_resource, &ads->capacity);
-	char *node_driver = cache_node_driver_key(node->meta.name, plan->driver);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
 	const strmap_t *slices = cache_index_get(&pc->cache->slices_by_node_driver, node_driver);
 	free(node_driver);
-	size_t it = 0;
+	size_t it = 0, n = 0;
 	void *v;
-	int64_t generation = -1, expected = 0, seen = 0, devices = 0;
+	*out = NULL;
 	while (slices && strmap_next(slices, &it, NULL, &v)) {
-		const projection_slice_t *s = v;
-		ads->slices_present = true;
-		if (s->pool_generation > generation) {
-			generation = s->pool_generation;
-			expected = s->resource_slice_count;
-			seen = 0;
-			devices = 0;
-		}
-		if (s->pool_generation == generation) {
-			seen++;
-			devices += (int64_t)s->n_devices;
-		}
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		(*out)[n++] = v;
 	}
-	ads->slices_complete = ads->slices_present && seen == expected;
-	ads->slice_devices = devices;
+	return n;
+}
+
+/* What the node's owners advertise: allocatable of the pool's legacy resources, and the driver's slices. */
+static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+		   const projection_node_t *node, handover_ads_t *ads)
+{
+	memset(ads, 0, sizeof(*ads));
+	bool known;
+	ads->allocatable = capacity_legacy_sum(plan, pool, node->allocatable, node->n_allocatable, &ads->allocatable_known);
+	ads->capacity = capacity_legacy_sum(plan, pool, node->capacity, node->n_capacity, &known);
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node->meta.name, &slices);
+	capacity_slices_t count;
+	capacity_count_slices(slices, n, &count);
+	free(slices);
+	ads->slices_present = count.present;
+	ads->slices_complete = count.complete;
+	ads->slice_devices = count.physical;
+	ads->slice_listed = count.listed;
 }
 
 /* ---- status --------------------------------------------------------------- */
@@ -449,14 +454,15 @@ typedef struct {
 
 /*
  * Judge a pool's SLO signals from the tracker's samples and the nodes'
- * records: capacity drift of DRA nodes (slice devices against the recorded
- * legacy count), ownership fights (both labels on) and failed steps.
+ * records: capacity drift of DRA nodes (the driver's physical devices against
+ * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
 static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, int64_t now,
 			    int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
-	int64_t drift = 0;
+	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
+	size_t n_dra = 0;
 	uint32_t fights = 0, failed = 0;
 	for (size_t m = 0; m < run->n; m++) {
 		const pool_member_t *mem = &run->members[m];
@@ -465,11 +471,12 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 			fights++;
 		if (mem->state.step == HANDOVER_FAILED)
 			failed++;
-		if (mem->state.step == HANDOVER_DRA && mem->state.legacy_devices >= 0) {
-			int64_t d = run->ads[m].slice_devices - mem->state.legacy_devices;
-			drift += d < 0 ? -d : d;
-		}
+		if (mem->state.step == HANDOVER_DRA)
+			on_dra[n_dra++] = (slo_node_devices_t){ .expected = handover_expected_devices(&mem->state),
+								.published = run->ads[m].slice_devices };
 	}
+	int64_t drift = slo_capacity_drift(on_dra, n_dra);
+	free(on_dra);
 	slo_sample_t *samples = NULL;
 	int64_t since = now - (int64_t)plan->slo.window_ms;
 	if (since_floor > since)
@@ -826,9 +833,9 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name);
 	handover_usage_t use;
 	const char **evictable;
-	pc_usage(pc, plan, node->meta.name, &use, &evictable);
+	pc_usage(pc, plan, &pool, node->meta.name, &use, &evictable);
 	handover_ads_t ads;
-	pc_ads(pc, plan, node, &ads);
+	pc_ads(pc, plan, &pool, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
 				.goal = HANDOVER_GOAL_STAY, .now_ms = now, .plan_uid = po->meta.uid };
 	handover_decision_t d;
@@ -1171,7 +1178,7 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
-			pc_ads(pc, r->plan, run->members[m].node, &run->ads[m]);
+			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
 		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
 	}
 }
@@ -1269,7 +1276,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 				continue; /* restart safety: the record first */
 			handover_usage_t use;
 			const char **evictable;
-			pc_usage(pc, plan, mem->node->meta.name, &use, &evictable);
+			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use, &evictable);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
 						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
 						 .plan_uid = r->po->meta.uid };

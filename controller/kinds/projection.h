@@ -205,6 +205,20 @@ typedef struct {
 	/* spec.devices[].name: capacity of the DRA side after the handover. */
 	char **devices;
 	size_t n_devices;
+	/*
+	 * Per device (n_devices entries): the counter set its first
+	 * spec.devices[].consumesCounters[] entry names, NULL when it consumes
+	 * none. Partitionable devices (a whole GPU and its MIG profiles) all
+	 * consume the counter set of the physical device they carve up, so the
+	 * physical devices of a pool are its devices without counters plus the
+	 * distinct counter sets its devices name (reconcilers/capacity.h).
+	 */
+	char **counter_sets;
+	/*
+	 * Counter sets the slice defines (spec.sharedCounters[]); such a slice
+	 * has no devices but counts towards resourceSliceCount.
+	 */
+	size_t n_shared_counters;
 } projection_slice_t;
 
 /* ---- DeviceClass (resource.k8s.io/v1) ---- */
