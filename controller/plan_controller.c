@@ -68,7 +68,7 @@ struct plan_controller {
 	 */
 	pc_switch_t param, taint;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
-	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
+	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen, *m_capacity;
 	strmap_t metric_pools;
 	/* Nodes by the plan their records name: what a plan holds, found without its selectors. */
 	node_owners_t owners;
@@ -446,6 +446,7 @@ typedef struct {
 	pool_record_t record;
 	const char **canary_names;
 	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
+	capacity_view_t capacity; /* the pool's devices by state, in plugin units and DRA devices */
 	slo_result_t signals[SLO_SIGNALS];
 	slo_verdict_t gate;
 	const slo_result_t *breach;
@@ -497,9 +498,95 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 	free(names);
 }
 
+/* Plugin units held on a node: the pool's legacy resources requested by its pods that have not finished. */
+static int64_t pc_legacy_allocated(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+				   const char *node)
+{
+	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
+	size_t it = 0;
+	void *v;
+	int64_t units = 0;
+	bool known;
+	while (pods && strmap_next(pods, &it, NULL, &v)) {
+		const projection_pod_t *pod = v;
+		if (pod->phase != PROJECTION_POD_SUCCEEDED && pod->phase != PROJECTION_POD_FAILED)
+			units += capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &known);
+	}
+	return units;
+}
+
+/* Physical devices of the driver on a node allocated to claims (a MIG placement counts its GPU once). */
+static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node)
+{
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node, &slices);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	strmap_t used = STRMAP_INIT;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++) {
+			const projection_device_result_t *res = &claim->results[r];
+			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0 || res->pool == NULL || res->device == NULL)
+				continue;
+			const char *key = capacity_physical_key(slices, n, res->pool, res->device);
+			char *k = xasprintf("%s/%s", res->pool, key ? key : res->device);
+			strmap_put(&used, k, NULL);
+			free(k);
+		}
+	}
+	int64_t count = (int64_t)strmap_size(&used);
+	strmap_clear(&used, NULL);
+	free(slices);
+	return count;
+}
+
+/* The pool's capacity view: each member counted by its owner, in both units (reconcilers/capacity.h). */
+static void pc_capacity(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, pc_pool_run_t *run)
+{
+	memset(&run->capacity, 0, sizeof(run->capacity));
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		const projection_node_t *node = mem->node;
+		const handover_state_t *st = &mem->state;
+		const handover_ads_t *ads = &run->ads[m];
+		capacity_node_t cn = {
+			.in_handover = handover_step_in_flight(st->step),
+			.unavailable = st->step == HANDOVER_FAILED || node->unschedulable || node->tainted ||
+				       node->ready != PROJECTION_CONDITION_TRUE,
+			.dra_owned = st->step == HANDOVER_DRA,
+		};
+		if (st->legacy_devices > 0 && handover_expected_devices(st) > 0) {
+			cn.units_per = st->legacy_devices;
+			cn.devices_per = handover_expected_devices(st);
+		}
+		if (cn.dra_owned) {
+			cn.total = ads->slice_devices;
+			cn.allocated = pc_dra_allocated(pc, plan, node->meta.name);
+		} else if (cn.in_handover || st->step == HANDOVER_FAILED) {
+			cn.total = st->legacy_devices > 0 ? st->legacy_devices : ads->allocatable;
+		} else {
+			capacity_legacy_t legacy;
+			capacity_legacy(plan, pool, node, &legacy);
+			if (legacy.devices > 0) {
+				cn.units_per = legacy.units;
+				cn.devices_per = legacy.devices;
+			}
+			capacity_legacy_free(&legacy);
+			cn.total = ads->allocatable;
+			cn.allocated = pc_legacy_allocated(pc, plan, pool, node->meta.name);
+		}
+		capacity_view_add(&run->capacity, &cn);
+	}
+}
+
 /* ---- metrics --------------------------------------------------------------- */
 
 static const slo_verdict_t pc_verdicts[] = { SLO_PASS, SLO_BREACH, SLO_INCONCLUSIVE, SLO_UNJUDGED };
+static const char *const pc_capacity_units[] = { "legacyUnits", "draDevices" };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
@@ -519,6 +606,10 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 					  "plan", "pool", "signal", "verdict", NULL);
 	pc->m_frozen = metrics_gauge_new(r, "drashift_plan_frozen",
 					 "1 while an unacknowledged SLO breach freezes the plan.", "plan", NULL);
+	pc->m_capacity = metrics_gauge_new(r, "drashift_pool_capacity",
+					   "A pool's devices by state (idle, allocated, unavailable, inHandover), in the device "
+					   "plugin's units (legacyUnits) and in the DRA driver's physical devices (draDevices).",
+					   "plan", "pool", "state", "unit", NULL);
 	pc->m_orphans = metrics_gauge_new(r, "drashift_orphaned_nodes",
 					  "Nodes carrying drashift's handover annotations that no MigrationPlan claims "
 					  "(docs/operations.md says how to release them).",
@@ -546,6 +637,10 @@ static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
 				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
 		}
+		for (int s = 0; s < CAPACITY_STATES; s++)
+			for (size_t u = 0; u < sizeof(pc_capacity_units) / sizeof(pc_capacity_units[0]); u++)
+				metrics_gauge_remove(pc->m_capacity, plan, pool, capacity_state_name((capacity_state_t)s),
+						     pc_capacity_units[u], NULL);
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
@@ -579,6 +674,14 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
 				metrics_gauge_set(pc->m_verdict, r->verdict == pc_verdicts[v] ? 1 : 0, name, pool, r->name,
 						  slo_verdict_name(pc_verdicts[v]), NULL);
+		}
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (int s = 0; s < CAPACITY_STATES; s++) {
+			const char *state = capacity_state_name((capacity_state_t)s);
+			metrics_gauge_set(pc->m_capacity, (double)runs[i].capacity.units[s], name, plan->pools[i].name,
+					  state, pc_capacity_units[0], NULL);
+			metrics_gauge_set(pc->m_capacity, (double)runs[i].capacity.devices[s], name, plan->pools[i].name,
+					  state, pc_capacity_units[1], NULL);
 		}
 	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
 }
@@ -1180,6 +1283,7 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		for (size_t m = 0; m < run->n; m++)
 			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
 		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
+		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
 }
 
@@ -1334,6 +1438,13 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
 	pc_add_time(p, "finishTime", run->out.record.finish_ms);
 	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
+	cJSON *capacity = cJSON_AddObjectToObject(p, "capacity");
+	cJSON *units = cJSON_AddObjectToObject(capacity, "legacyUnits");
+	cJSON *devices = cJSON_AddObjectToObject(capacity, "draDevices");
+	for (int s = 0; s < CAPACITY_STATES; s++) {
+		cJSON_AddNumberToObject(units, capacity_state_name((capacity_state_t)s), (double)run->capacity.units[s]);
+		cJSON_AddNumberToObject(devices, capacity_state_name((capacity_state_t)s), (double)run->capacity.devices[s]);
+	}
 	return p;
 }
 

@@ -75,6 +75,13 @@ typedef struct {
 	/* spec.unschedulable: whether the node is cordoned (by drashift or someone else). */
 	bool unschedulable;
 	/*
+	 * spec.taints has a node.kubernetes.io/ taint (not-ready, unreachable,
+	 * out-of-service, a pressure) with effect NoSchedule or NoExecute: the
+	 * node is failing and its devices are unavailable (the capacity view).
+	 * Taints that dedicate a node to GPU pods (nvidia.com/gpu) are not this.
+	 */
+	bool tainted;
+	/*
 	 * status.allocatable, extended resources only (names containing '/'). The
 	 * handover gate: the scheduler sends an extended-resource pod down the DRA
 	 * path on a node only when allocatable[resource] is 0, and kubelet drops it

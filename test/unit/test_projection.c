@@ -118,6 +118,7 @@ static void test_node_fixture(void **state)
 	assert_string_equal(n.annotations[1].value, "migrate-a100");
 
 	assert_true(n.unschedulable);
+	assert_true(n.tainted); /* node.kubernetes.io/unschedulable; nvidia.com/gpu alone would not be */
 	assert_int_equal(n.ready, PROJECTION_CONDITION_TRUE);
 
 	/* The plugin has stopped: allocatable 0 while capacity still says 8. */
