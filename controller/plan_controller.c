@@ -903,9 +903,14 @@ static bool pc_ready_to_hold(plan_controller_t *pc, const plan_object_t *po)
 	return po->releases_nodes && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(po->status, "holdsNodes"));
 }
 
-/* Deadlines for a node the plan lets go: its pool's, or the longest of the plan's when no pool selects it. */
-static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node)
+/*
+ * Deadlines for a node the plan lets go: its pool's, or the longest of the
+ * plan's when no pool selects it, with every pool's legacy resources (any of
+ * them may be what the node's plugin serves); *legacy holds that list (free it).
+ */
+static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node, char ***legacy)
 {
+	*legacy = NULL;
 	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
 	for (size_t m = 0; n && m < n->n; m++)
 		for (size_t i = 0; strcmp(n->matches[m].plan, plan->name) == 0 && i < plan->n_pools; i++)
@@ -919,6 +924,18 @@ static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *pl
 			pool.handover_deadline_ms = plan->pools[i].handover_deadline_ms;
 	}
 	pool.drain_policy = PLAN_DRAIN_WAIT;
+	pool.n_legacy_resources = 0;
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (size_t r = 0; r < plan->pools[i].n_legacy_resources; r++) {
+			size_t k = 0;
+			while (k < pool.n_legacy_resources && strcmp((*legacy)[k], plan->pools[i].legacy_resources[r]) != 0)
+				k++;
+			if (k < pool.n_legacy_resources)
+				continue;
+			*legacy = xrealloc(*legacy, (pool.n_legacy_resources + 1) * sizeof(**legacy));
+			(*legacy)[pool.n_legacy_resources++] = plan->pools[i].legacy_resources[r];
+		}
+	pool.legacy_resources = *legacy;
 	return pool;
 }
 
@@ -933,7 +950,8 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	const plan_t *plan = &po->plan;
 	handover_state_t st;
 	handover_read(plan, node, &st);
-	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name);
+	char **legacy;
+	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name, &legacy);
 	handover_usage_t use;
 	const char **evictable;
 	pc_usage(pc, plan, &pool, node->meta.name, &use, &evictable);
@@ -969,6 +987,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 		*requeue_ms = d.requeue_ms;
 	handover_decision_free(&d);
 	free(evictable);
+	free(legacy);
 }
 
 /* A copy of the node names in a set: acting on nodes must not iterate an index the watch changes. */
