@@ -58,7 +58,8 @@ void capacity_count_slices(const projection_slice_t *const *slices, size_t n, ca
 				sets[n_sets++] = s->counter_sets[d];
 			}
 		}
-		qsort(sets, n_sets, sizeof(*sets), capacity_cmp_str);
+		if (n_sets > 1)
+			qsort(sets, n_sets, sizeof(*sets), capacity_cmp_str);
 		for (size_t k = 0; k < n_sets; k++)
 			out->physical += k == 0 || strcmp(sets[k], sets[k - 1]) != 0;
 		free(sets);
