@@ -113,10 +113,7 @@ int64_t capacity_legacy_sum(const plan_t *plan, const plan_pool_t *pool, const p
 
 static const char *capacity_label(const projection_node_t *node, const char *key)
 {
-	for (size_t i = 0; i < node->n_labels; i++)
-		if (strcmp(node->labels[i].key, key) == 0)
-			return node->labels[i].value;
-	return NULL;
+	return projection_label_find(node->labels, node->n_labels, key);
 }
 
 /* A label <base><suffix> as a non-negative integer; -1 when absent, -2 when unreadable. */

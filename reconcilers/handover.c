@@ -74,18 +74,12 @@ const char *handover_step_waits_for(handover_step_t step)
 
 static const char *handover_annotation(const projection_node_t *node, const char *key)
 {
-	for (size_t i = 0; i < node->n_annotations; i++)
-		if (strcmp(node->annotations[i].key, key) == 0)
-			return node->annotations[i].value;
-	return NULL;
+	return projection_label_find(node->annotations, node->n_annotations, key);
 }
 
 static const char *handover_label(const projection_node_t *node, const char *key)
 {
-	for (size_t i = 0; i < node->n_labels; i++)
-		if (strcmp(node->labels[i].key, key) == 0)
-			return node->labels[i].value;
-	return NULL;
+	return projection_label_find(node->labels, node->n_labels, key);
 }
 
 /* A recorded count: absent leaves *out; -1 when unreadable. */

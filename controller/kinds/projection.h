@@ -59,6 +59,9 @@ typedef struct {
 bool projection_quantity_find(const projection_quantity_t *q, size_t n, const char *name,
 			      int64_t *count);
 
+/* The value of key among labels (or annotations); NULL when absent. */
+const char *projection_label_find(const projection_label_t *l, size_t n, const char *key);
+
 /* ---- Node ---- */
 
 typedef struct {
