@@ -98,10 +98,10 @@ type Config struct {
 
 	Workload          []string
 	WorkloadResources []string
-	Rate        float64
-	Duration    time.Duration
-	JobDuration time.Duration
-	Mix         float64
+	Rate              float64
+	Duration          time.Duration
+	JobDuration       time.Duration
+	Mix               float64
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
