@@ -11,7 +11,9 @@
 #   2. a pod using a MIG profile holds its node on the device plugin until it
 #      finishes (capacity.legacyResources drains like the extended resource);
 #   3. the capacity view and the capacityDrift signal count physical devices;
-#   4. rollback brings the plugin's units back on every node.
+#   4. rollback brings the plugin's units back on every node;
+#   5. a mapping that does not fit the plugin's units (16 units, 3 per device)
+#      stops the pool before its first node is touched, with the numbers and the fix.
 # Throughout, the simulator's double-ownership and double-allocation counters stay zero.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
@@ -140,6 +142,21 @@ done
 expect_eq "$(kubectl get node ts-1 -o jsonpath='{.status.allocatable.example\.com/gpu}')" 16 "ts-1's plugin units after rollback"
 expect_eq "$(kubectl get node mig-1 -o jsonpath='{.status.allocatable.example\.com/mig-1g\.10gb}')" 6 "mig-1's MIG units after rollback"
 expect_eq "$(nics)" "mig-0 mig-1 ts-0 ts-1 " "the NIC driver's slices after rollback"
+expect_no_violations
+log "step 4: both pools rolled back"
+
+# ---- 5. units that do not fit the plan's mapping: nothing is touched ----
+kubectl patch mp shapes --type=json -p '[{"op":"replace","path":"/spec/rollback","value":{"pools":["mig"]}},
+	{"op":"add","path":"/spec/pools/0/capacity","value":{"replicasPerDevice":3}}]' >/dev/null
+refused() { kubectl get events -A --field-selector reason=CapacityNotComparable -o jsonpath='{.items[*].message}' | grep -q .; }
+wait_for 60 "the CapacityNotComparable Event" refused
+expect_contains "$(kubectl get events -A --field-selector reason=CapacityNotComparable -o jsonpath='{.items[0].message}')" \
+	"16 units of example.com/gpu, not a multiple of spec.pools[ts].capacity.replicasPerDevice=3" "the refusal names both numbers and the fix"
+expect_contains "$(plan_field shapes '{.status.conditions[?(@.type=="Degraded")].message}')" "refused" "Degraded condition"
+for n in ts-0 ts-1; do
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}/{.spec.unschedulable}/{.metadata.annotations.drashift\.io/step}')" \
+		"true//" "$n untouched by the refused handover"
+done
 expect_no_violations
 kill -TERM "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"

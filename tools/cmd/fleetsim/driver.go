@@ -84,11 +84,9 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 	if err != nil {
 		return err
 	}
-	var slices, all []*resourcev1.ResourceSlice
+	var slices []*resourcev1.ResourceSlice
 	for _, o := range objs {
-		sl := o.(*resourcev1.ResourceSlice)
-		all = append(all, sl)
-		if sl.Spec.Driver == s.cfg.Driver {
+		if sl := o.(*resourcev1.ResourceSlice); sl.Spec.Driver == s.cfg.Driver {
 			slices = append(slices, sl)
 		}
 	}
@@ -99,7 +97,7 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 
 	if !registered {
 		if len(slices) == 0 {
-			return s.syncNICSlices(ctx, sn, node, all)
+			return s.syncNICSlices(ctx, sn, node)
 		}
 		if wait := deleteAt.Sub(now); wait > 0 {
 			s.nodeQueue.AddAfter(sn.name, wait)
@@ -116,7 +114,7 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 		return nil
 	}
 
-	if err := s.syncNICSlices(ctx, sn, node, all); err != nil {
+	if err := s.syncNICSlices(ctx, sn, node); err != nil {
 		return err
 	}
 	want := s.desiredSlices(sn, max(0, sn.devices-eff.MissingDevices))
@@ -125,7 +123,9 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 	for _, sl := range slices {
 		maxGen = max(maxGen, sl.Spec.Pool.Generation)
 		w, ok := want[sl.Name]
-		same = same && ok && sameSlice(sl.Spec, w)
+		// One generation for all: a write the informer had not shown yet
+		// can leave the pool split across two.
+		same = same && ok && sameSlice(sl.Spec, w) && sl.Spec.Pool.Generation == slices[0].Spec.Pool.Generation
 	}
 	if same {
 		return nil
@@ -161,7 +161,9 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 		}
 		if _, err := api.Create(ctx, sl, metav1.CreateOptions{}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return nil // the informer has not caught up; it will bring us back
+				// The informer has not caught up; it will bring us back,
+				// and the slice gets this generation then.
+				continue
 			}
 			return fmt.Errorf("create slice %s: %w", name, err)
 		}

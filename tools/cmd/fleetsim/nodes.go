@@ -57,6 +57,7 @@ type simNode struct {
 	// DRA driver (driver.go)
 	driverRegistered bool
 	sliceDeleteAt    time.Time // when an unregistered driver's slices go; zero: none pending
+	nicPublished     bool      // the NIC driver's slice exists (shapes.go)
 	// kubelet
 	lastHeartbeat time.Time
 	lease         *coordinationv1.Lease
@@ -206,6 +207,7 @@ func (s *Sim) syncNode(ctx context.Context, name string) error {
 		// informer's add event brings us back here.
 		sn.mu.Lock()
 		sn.lease = nil
+		sn.nicPublished = false // the NIC slice went with the Node (owner reference)
 		sn.mu.Unlock()
 		return s.createNode(ctx, sn)
 	}

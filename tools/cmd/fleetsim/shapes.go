@@ -350,16 +350,15 @@ func sameSlice(have, want resourcev1.ResourceSliceSpec) bool {
 	return true
 }
 
-// syncNICSlices keeps the NIC driver's slice for the node: a second driver
-// beside the GPU driver, whatever the ownership labels say.
-func (s *Sim) syncNICSlices(ctx context.Context, sn *simNode, node *v1.Node, slices []*resourcev1.ResourceSlice) error {
-	if sn.shape.NICs == 0 {
+// syncNICSlices publishes the NIC driver's slice for the node once: a second
+// driver beside the GPU driver, whatever the ownership labels say. (The
+// slice informer watches the GPU driver's slices only.)
+func (s *Sim) syncNICSlices(ctx context.Context, sn *simNode, node *v1.Node) error {
+	sn.mu.Lock()
+	done := sn.nicPublished
+	sn.mu.Unlock()
+	if sn.shape.NICs == 0 || done {
 		return nil
-	}
-	for _, sl := range slices {
-		if sl.Spec.Driver == NICDriver {
-			return nil
-		}
 	}
 	var devs []resourcev1.Device
 	for i := range sn.shape.NICs {
@@ -372,9 +371,15 @@ func (s *Sim) syncNICSlices(ctx context.Context, sn *simNode, node *v1.Node, sli
 		Spec: resourcev1.ResourceSliceSpec{Driver: NICDriver, NodeName: ptr.To(sn.name),
 			Pool: resourcev1.ResourcePool{Name: sn.name, Generation: 1, ResourceSliceCount: 1}, Devices: devs},
 	}
-	if _, err := s.client.ResourceV1().ResourceSlices().Create(ctx, sl, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	_, err := s.client.ResourceV1().ResourceSlices().Create(ctx, sl, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create NIC slice: %w", err)
 	}
-	log.Printf("node %s: NIC driver %s published %d devices", sn.name, NICDriver, len(devs))
+	if err == nil {
+		log.Printf("node %s: NIC driver %s published %d devices", sn.name, NICDriver, len(devs))
+	}
+	sn.mu.Lock()
+	sn.nicPublished = true
+	sn.mu.Unlock()
 	return nil
 }
