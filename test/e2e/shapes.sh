@@ -6,10 +6,10 @@
 # partitionable devices, whole GPUs and MIG placements over 3 slices, so 10
 # devices for 2 GPUs), with a NIC driver's slices beside the GPU driver's on
 # every node. Both pools go to DRA and back:
-#   1. the handover records what the plugin's units stand for (GFD labels)
-#      and verifies the driver's physical devices against it;
-#   2. a pod using a MIG profile holds its node on the device plugin until it
+#   1. a pod using a MIG profile holds its node on the device plugin until it
 #      finishes (capacity.legacyResources drains like the extended resource);
+#   2. the handover records what the plugin's units stand for (GFD labels)
+#      and verifies the driver's physical devices against it;
 #   3. the capacity view and the capacityDrift signal count physical devices;
 #   4. rollback brings the plugin's units back on every node;
 #   5. a mapping that does not fit the plugin's units (16 units, 3 per device)
@@ -69,7 +69,7 @@ spec:
     capacity: {legacyResources: [example.com/mig-1g.10gb, example.com/mig-3g.40gb]}
 EOF_PLAN
 
-# ---- 2. the MIG pods hold their nodes on the device plugin until they finish ----
+# ---- 1. the MIG pods hold their nodes on the device plugin until they finish ----
 mig_pods_done() { [ "$(kubectl -n team-mig get pods -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c Succeeded)" = 2 ]; }
 draining=0
 while ! mig_pods_done; do
@@ -84,9 +84,9 @@ while ! mig_pods_done; do
 	sleep 1
 done
 expect_eq "$draining" 1 "a MIG node seen draining while its pod ran"
-log "step 2: the MIG pods kept their nodes on the device plugin until they finished"
+log "step 1: the MIG pods kept their nodes on the device plugin until they finished"
 
-# ---- 1. both pools to DRA: the gates see claims on the canaries ----
+# ---- 2. both pools to DRA: the gates see claims on the canaries ----
 fed_ts=0 fed_mig=0
 feed_gates() {
 	if [ $fed_ts = 0 ] && plan_field shapes '{.status.pools[0].message}' | grep -q 'waiting for the SLO gate'; then
@@ -113,7 +113,7 @@ for n in mig-0 mig-1; do
 done
 expect_eq "$(nics)" "mig-0 mig-1 ts-0 ts-1 " "the NIC driver's slices beside the GPU driver's"
 expect_no_violations
-log "step 1: both pools on DRA"
+log "step 2: both pools on DRA"
 
 # ---- 3. capacity: the view and the drift in physical devices ----
 signals=$(plan_field shapes '{range .status.signals[*]}{.pool} {.name} {.verdict} {.value}{"\n"}{end}')
