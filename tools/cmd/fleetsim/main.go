@@ -21,6 +21,8 @@
 //	workload.go     the job generator for tenant namespaces
 //	metrics.go      counters, gauges, /metrics, the JSON report
 //	faults.go       per-pool and per-node fault knobs, POST /faults
+//	shapes.go       device shapes per pool: time-slicing, MIG, partitionable
+//	                devices, several slices, a NIC driver; GFD's labels
 package main
 
 import (
