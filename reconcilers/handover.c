@@ -56,7 +56,7 @@ const char *handover_step_waits_for(handover_step_t step)
 	case HANDOVER_PLUGIN_OFF:
 		return "allocatable of the extended resource to drop to 0";
 	case HANDOVER_DRIVER_ON:
-		return "the driver's ResourceSlices for the node to be complete, with the devices the plugin had";
+		return "the driver's ResourceSlices for the node to be complete, with the physical devices the plugin's units stood for";
 	case HANDOVER_DRAINING_DRA:
 		return "pods holding DRA claims on the node to finish";
 	case HANDOVER_DRIVER_OFF:
@@ -521,7 +521,7 @@ static void handover_verify_slices(const handover_input_t *in, handover_decision
 	int64_t expected = handover_expected_devices(st);
 	if (ads->slices_complete && (expected < 0 ? ads->slice_devices > 0 : ads->slice_devices == expected)) {
 		handover_advance(in, d, HANDOVER_VERIFIED, -1, -1, "DRADriverVerified",
-				 "the node's ResourceSlices are complete and advertise the devices the plugin had");
+				 "the node's ResourceSlices are complete and hold the physical devices the plugin's units stood for");
 		return;
 	}
 	char *why = !ads->slices_complete

@@ -48,7 +48,7 @@ typedef enum {
 	HANDOVER_DRAINING,    /* to DRA: cordoned, waiting for extended-resource pods to go */
 	HANDOVER_PLUGIN_OFF,  /* to DRA: plugin label off, waiting for allocatable 0 */
 	HANDOVER_DRIVER_ON,   /* to DRA: DRA label on, waiting for complete slices */
-	HANDOVER_VERIFIED,    /* to DRA: slices match the legacy device count */
+	HANDOVER_VERIFIED,    /* to DRA: the slices hold the physical devices the plugin's units stood for */
 	HANDOVER_DRA,         /* the DRA driver owns the node */
 	HANDOVER_DRAINING_DRA,/* to legacy: cordoned, waiting for claims on the node to be released */
 	HANDOVER_DRIVER_OFF,  /* to legacy: DRA label off, waiting for the slices to go */
