@@ -16,6 +16,7 @@
 #      stops the pool before its first node is touched, with the numbers and the fix.
 # Throughout, the simulator's double-ownership and double-allocation counters stay zero.
 source "$(dirname "$0")/../lib.sh"
+command -v promtool >/dev/null || fail "promtool is missing (Debian package prometheus; tools/test installs it)"
 testenv_start
 install_drashift
 start_fleet --pools ts:2x4,mig:2x2 \
@@ -127,6 +128,7 @@ expect_eq "$(plan_field shapes '{.status.pools[1].capacity.draDevices.idle} {.st
 	"4 16" "the MIG pool's idle capacity in GPUs and MIG instances"
 port=$(sed -n 's/.*msg="http server listening".* port=\([0-9]*\).*/\1/p' "$TEST_DIR/operator.log" | tail -n 1)
 curl -sf "http://127.0.0.1:$port/metrics" >"$TEST_DIR/metrics"
+promtool check metrics <"$TEST_DIR/metrics" || fail "promtool rejects /metrics: $(promtool check metrics <"$TEST_DIR/metrics" 2>&1 | head -5)"
 grep -qxF 'drashift_pool_capacity{plan="shapes",pool="mig",state="idle",unit="draDevices"} 4' "$TEST_DIR/metrics" ||
 	fail "the capacity gauge: $(grep drashift_pool_capacity "$TEST_DIR/metrics")"
 log "step 3: capacity counted in physical devices"
