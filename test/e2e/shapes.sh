@@ -160,6 +160,7 @@ for n in ts-0 ts-1; do
 		"true//" "$n untouched by the refused handover"
 done
 expect_no_violations
+log "step 5: the mapping that does not fit stopped pool ts before its first node"
 kill -TERM "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"
 log "PASS"
