@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capacity.h"
 #include "freeze.h"
 #include "handover.h"
 #include "kube_api.h"
@@ -68,7 +69,7 @@ struct plan_controller {
 	 */
 	pc_switch_t param, taint;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
-	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
+	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen, *m_capacity;
 	/* Pools by phase, nodes by step (per pool), and how long nodes stayed in each step. */
 	metrics_gauge_t *m_pool_phase, *m_pool_nodes;
 	metrics_histogram_t *m_step_seconds;
@@ -273,8 +274,8 @@ static bool pc_claim_from_driver(const projection_claim_t *claim, const char *dr
 	return false;
 }
 
-static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
-		       const char ***evictable)
+static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, const char *node,
+		     handover_usage_t *use, const char ***evictable)
 {
 	memset(use, 0, sizeof(*use));
 	*evictable = NULL;
@@ -286,9 +287,8 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 	while (pods && strmap_next(pods, &it, NULL, &v)) {
 		const projection_pod_t *pod = v;
 		bool done = pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED;
-		int64_t count = 0;
-		if (!done && projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) &&
-		    count > 0) {
+		bool requests;
+		if (!done && capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &requests) > 0) {
 			use->plugin_users++;
 			if (!pod->meta.deleting) {
 				*evictable = xrealloc(*evictable, (n_ev + 2) * sizeof(char *));
@@ -326,35 +326,40 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 	use->n_evictable = n_ev / 2;
 }
 
-/* What the node's owners advertise: allocatable, and the driver's slices for the node. */
-static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node, handover_ads_t *ads)
+/* The driver's slices for a node, borrowed from the cache (free the array). */
+static size_t pc_node_slices(const plan_controller_t *pc, const plan_t *plan, const char *node,
+			     const projection_slice_t ***out)
 {
-	memset(ads, 0, sizeof(*ads));
-	ads->allocatable_known =
-		projection_quantity_find(node->allocatable, node->n_allocatable, plan->extended_resource, &ads->allocatable);
-	projection_quantity_find(node->capacity, node->n_capacity, plan->extended_resource, &ads->capacity);
-	char *node_driver = cache_node_driver_key(node->meta.name, plan->driver);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
 	const strmap_t *slices = cache_index_get(&pc->cache->slices_by_node_driver, node_driver);
 	free(node_driver);
-	size_t it = 0;
+	size_t it = 0, n = 0;
 	void *v;
-	int64_t generation = -1, expected = 0, seen = 0, devices = 0;
+	*out = NULL;
 	while (slices && strmap_next(slices, &it, NULL, &v)) {
-		const projection_slice_t *s = v;
-		ads->slices_present = true;
-		if (s->pool_generation > generation) {
-			generation = s->pool_generation;
-			expected = s->resource_slice_count;
-			seen = 0;
-			devices = 0;
-		}
-		if (s->pool_generation == generation) {
-			seen++;
-			devices += (int64_t)s->n_devices;
-		}
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		(*out)[n++] = v;
 	}
-	ads->slices_complete = ads->slices_present && seen == expected;
-	ads->slice_devices = devices;
+	return n;
+}
+
+/* What the node's owners advertise: allocatable of the pool's legacy resources, and the driver's slices. */
+static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+		   const projection_node_t *node, handover_ads_t *ads)
+{
+	memset(ads, 0, sizeof(*ads));
+	bool known;
+	ads->allocatable = capacity_legacy_sum(plan, pool, node->allocatable, node->n_allocatable, &ads->allocatable_known);
+	ads->capacity = capacity_legacy_sum(plan, pool, node->capacity, node->n_capacity, &known);
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node->meta.name, &slices);
+	capacity_slices_t count;
+	capacity_count_slices(slices, n, &count);
+	free(slices);
+	ads->slices_present = count.present;
+	ads->slices_complete = count.complete;
+	ads->slice_devices = count.physical;
+	ads->slice_listed = count.listed;
 }
 
 /* ---- status --------------------------------------------------------------- */
@@ -454,6 +459,7 @@ typedef struct {
 	pool_record_t record;
 	const char **canary_names;
 	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
+	capacity_view_t capacity; /* the pool's devices by state, in plugin units and DRA devices */
 	slo_result_t signals[SLO_SIGNALS];
 	slo_verdict_t gate;
 	const slo_result_t *breach;
@@ -462,14 +468,15 @@ typedef struct {
 
 /*
  * Judge a pool's SLO signals from the tracker's samples and the nodes'
- * records: capacity drift of DRA nodes (slice devices against the recorded
- * legacy count), ownership fights (both labels on) and failed steps.
+ * records: capacity drift of DRA nodes (the driver's physical devices against
+ * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
 static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, int64_t now,
 			    int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
-	int64_t drift = 0;
+	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
+	size_t n_dra = 0;
 	uint32_t fights = 0, failed = 0;
 	for (size_t m = 0; m < run->n; m++) {
 		const pool_member_t *mem = &run->members[m];
@@ -478,11 +485,12 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 			fights++;
 		if (mem->state.step == HANDOVER_FAILED)
 			failed++;
-		if (mem->state.step == HANDOVER_DRA && mem->state.legacy_devices >= 0) {
-			int64_t d = run->ads[m].slice_devices - mem->state.legacy_devices;
-			drift += d < 0 ? -d : d;
-		}
+		if (mem->state.step == HANDOVER_DRA)
+			on_dra[n_dra++] = (slo_node_devices_t){ .expected = handover_expected_devices(&mem->state),
+								.published = run->ads[m].slice_devices };
 	}
+	int64_t drift = slo_capacity_drift(on_dra, n_dra);
+	free(on_dra);
 	slo_sample_t *samples = NULL;
 	int64_t since = now - (int64_t)plan->slo.window_ms;
 	if (since_floor > since)
@@ -503,9 +511,95 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 	free(names);
 }
 
+/* Plugin units held on a node: the pool's legacy resources requested by its pods that have not finished. */
+static int64_t pc_legacy_allocated(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+				   const char *node)
+{
+	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
+	size_t it = 0;
+	void *v;
+	int64_t units = 0;
+	bool known;
+	while (pods && strmap_next(pods, &it, NULL, &v)) {
+		const projection_pod_t *pod = v;
+		if (pod->phase != PROJECTION_POD_SUCCEEDED && pod->phase != PROJECTION_POD_FAILED)
+			units += capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &known);
+	}
+	return units;
+}
+
+/* Physical devices of the driver on a node allocated to claims (a MIG placement counts its GPU once). */
+static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node)
+{
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node, &slices);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	strmap_t used = STRMAP_INIT;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++) {
+			const projection_device_result_t *res = &claim->results[r];
+			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0 || res->pool == NULL || res->device == NULL)
+				continue;
+			const char *key = capacity_physical_key(slices, n, res->pool, res->device);
+			char *k = xasprintf("%s/%s", res->pool, key ? key : res->device);
+			strmap_put(&used, k, NULL);
+			free(k);
+		}
+	}
+	int64_t count = (int64_t)strmap_size(&used);
+	strmap_clear(&used, NULL);
+	free(slices);
+	return count;
+}
+
+/* The pool's capacity view: each member counted by its owner, in both units (reconcilers/capacity.h). */
+static void pc_capacity(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, pc_pool_run_t *run)
+{
+	memset(&run->capacity, 0, sizeof(run->capacity));
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		const projection_node_t *node = mem->node;
+		const handover_state_t *st = &mem->state;
+		const handover_ads_t *ads = &run->ads[m];
+		capacity_node_t cn = {
+			.in_handover = handover_step_in_flight(st->step),
+			.unavailable = st->step == HANDOVER_FAILED || node->unschedulable || node->tainted ||
+				       node->ready != PROJECTION_CONDITION_TRUE,
+			.dra_owned = st->step == HANDOVER_DRA,
+		};
+		if (st->legacy_devices > 0 && handover_expected_devices(st) > 0) {
+			cn.units_per = st->legacy_devices;
+			cn.devices_per = handover_expected_devices(st);
+		}
+		if (cn.dra_owned) {
+			cn.total = ads->slice_devices;
+			cn.allocated = pc_dra_allocated(pc, plan, node->meta.name);
+		} else if (cn.in_handover || st->step == HANDOVER_FAILED) {
+			cn.total = st->legacy_devices > 0 ? st->legacy_devices : ads->allocatable;
+		} else {
+			capacity_legacy_t legacy;
+			capacity_legacy(plan, pool, node, &legacy);
+			if (legacy.devices > 0) {
+				cn.units_per = legacy.units;
+				cn.devices_per = legacy.devices;
+			}
+			capacity_legacy_free(&legacy);
+			cn.total = ads->allocatable;
+			cn.allocated = pc_legacy_allocated(pc, plan, pool, node->meta.name);
+		}
+		capacity_view_add(&run->capacity, &cn);
+	}
+}
+
 /* ---- metrics --------------------------------------------------------------- */
 
 static const slo_verdict_t pc_verdicts[] = { SLO_PASS, SLO_BREACH, SLO_INCONCLUSIVE, SLO_UNJUDGED };
+static const char *const pc_capacity_units[] = { "legacyUnits", "draDevices" };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
@@ -538,6 +632,10 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 						   "step they left, as the plan's history recorded it.",
 						   step_buckets, sizeof(step_buckets) / sizeof(step_buckets[0]), "step",
 						   NULL);
+	pc->m_capacity = metrics_gauge_new(r, "drashift_pool_capacity",
+					   "A pool's devices by state (idle, allocated, unavailable, inHandover), in the device "
+					   "plugin's units (legacyUnits) and in the DRA driver's physical devices (draDevices).",
+					   "plan", "pool", "state", "unit", NULL);
 	pc->m_orphans = metrics_gauge_new(r, "drashift_orphaned_nodes",
 					  "Nodes carrying drashift's handover annotations that no MigrationPlan claims "
 					  "(docs/operations.md says how to release them).",
@@ -569,6 +667,10 @@ static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 			metrics_gauge_remove(pc->m_pool_phase, plan, pool, pool_phase_name((pool_phase_t)ph), NULL);
 		for (int st = 0; st < HANDOVER_STEPS; st++)
 			metrics_gauge_remove(pc->m_pool_nodes, plan, pool, handover_step_name((handover_step_t)st), NULL);
+		for (int s = 0; s < CAPACITY_STATES; s++)
+			for (size_t u = 0; u < sizeof(pc_capacity_units) / sizeof(pc_capacity_units[0]); u++)
+				metrics_gauge_remove(pc->m_capacity, plan, pool, capacity_state_name((capacity_state_t)s),
+						     pc_capacity_units[u], NULL);
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
@@ -616,6 +718,14 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 			metrics_gauge_set(pc->m_pool_phase, runs[i].out.phase == (pool_phase_t)ph ? 1 : 0, name, pool,
 					  pool_phase_name((pool_phase_t)ph), NULL);
 	}
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (int s = 0; s < CAPACITY_STATES; s++) {
+			const char *state = capacity_state_name((capacity_state_t)s);
+			metrics_gauge_set(pc->m_capacity, (double)runs[i].capacity.units[s], name, plan->pools[i].name,
+					  state, pc_capacity_units[0], NULL);
+			metrics_gauge_set(pc->m_capacity, (double)runs[i].capacity.devices[s], name, plan->pools[i].name,
+					  state, pc_capacity_units[1], NULL);
+		}
 	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
 }
 
@@ -836,9 +946,14 @@ static bool pc_ready_to_hold(plan_controller_t *pc, const plan_object_t *po)
 	return po->releases_nodes && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(po->status, "holdsNodes"));
 }
 
-/* Deadlines for a node the plan lets go: its pool's, or the longest of the plan's when no pool selects it. */
-static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node)
+/*
+ * Deadlines for a node the plan lets go: its pool's, or the longest of the
+ * plan's when no pool selects it, with every pool's legacy resources (any of
+ * them may be what the node's plugin serves); *legacy holds that list (free it).
+ */
+static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node, char ***legacy)
 {
+	*legacy = NULL;
 	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
 	for (size_t m = 0; n && m < n->n; m++)
 		for (size_t i = 0; strcmp(n->matches[m].plan, plan->name) == 0 && i < plan->n_pools; i++)
@@ -852,6 +967,18 @@ static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *pl
 			pool.handover_deadline_ms = plan->pools[i].handover_deadline_ms;
 	}
 	pool.drain_policy = PLAN_DRAIN_WAIT;
+	pool.n_legacy_resources = 0;
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (size_t r = 0; r < plan->pools[i].n_legacy_resources; r++) {
+			size_t k = 0;
+			while (k < pool.n_legacy_resources && strcmp((*legacy)[k], plan->pools[i].legacy_resources[r]) != 0)
+				k++;
+			if (k < pool.n_legacy_resources)
+				continue;
+			*legacy = xrealloc(*legacy, (pool.n_legacy_resources + 1) * sizeof(**legacy));
+			(*legacy)[pool.n_legacy_resources++] = plan->pools[i].legacy_resources[r];
+		}
+	pool.legacy_resources = *legacy;
 	return pool;
 }
 
@@ -866,12 +993,13 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	const plan_t *plan = &po->plan;
 	handover_state_t st;
 	handover_read(plan, node, &st);
-	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name);
+	char **legacy;
+	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name, &legacy);
 	handover_usage_t use;
 	const char **evictable;
-	pc_usage(pc, plan, node->meta.name, &use, &evictable);
+	pc_usage(pc, plan, &pool, node->meta.name, &use, &evictable);
 	handover_ads_t ads;
-	pc_ads(pc, plan, node, &ads);
+	pc_ads(pc, plan, &pool, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
 				.goal = HANDOVER_GOAL_STAY, .now_ms = now, .plan_uid = po->meta.uid };
 	handover_decision_t d;
@@ -902,6 +1030,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 		*requeue_ms = d.requeue_ms;
 	handover_decision_free(&d);
 	free(evictable);
+	free(legacy);
 }
 
 /* A copy of the node names in a set: acting on nodes must not iterate an index the watch changes. */
@@ -1218,8 +1347,9 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
-			pc_ads(pc, r->plan, run->members[m].node, &run->ads[m]);
+			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
 		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
+		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
 }
 
@@ -1316,7 +1446,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 				continue; /* restart safety: the record first */
 			handover_usage_t use;
 			const char **evictable;
-			pc_usage(pc, plan, mem->node->meta.name, &use, &evictable);
+			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use, &evictable);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
 						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
 						 .plan_uid = r->po->meta.uid };
@@ -1377,6 +1507,13 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
 	cJSON_AddStringToObject(p, "gate", gate);
 	free(gate);
+	cJSON *capacity = cJSON_AddObjectToObject(p, "capacity");
+	cJSON *units = cJSON_AddObjectToObject(capacity, "legacyUnits");
+	cJSON *devices = cJSON_AddObjectToObject(capacity, "draDevices");
+	for (int s = 0; s < CAPACITY_STATES; s++) {
+		cJSON_AddNumberToObject(units, capacity_state_name((capacity_state_t)s), (double)run->capacity.units[s]);
+		cJSON_AddNumberToObject(devices, capacity_state_name((capacity_state_t)s), (double)run->capacity.devices[s]);
+	}
 	return p;
 }
 

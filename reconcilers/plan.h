@@ -74,6 +74,15 @@ typedef struct {
 	uint64_t eviction_deadline_ms; /* Evict only: give up evicting after this; default 30m */
 	bool rollback;                 /* spec.rollback.pools names this pool */
 	bool promote;                  /* spec.promote.pools names it: the canary need not wait out its bake */
+	/*
+	 * capacity: how the device plugin's units map to the driver's devices
+	 * (reconcilers/capacity.h). More extended resources the plugin serves on
+	 * the pool's nodes besides spec.extendedResource (MIG profiles such as
+	 * nvidia.com/mig-1g.10gb): drained, gated and counted like it.
+	 */
+	char **legacy_resources;
+	size_t n_legacy_resources;
+	int32_t replicas_per_device;   /* plugin units per physical device; 0: from the node's labels */
 } plan_pool_t;
 
 typedef struct {

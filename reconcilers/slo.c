@@ -208,3 +208,15 @@ slo_verdict_t slo_gate(const slo_result_t results[SLO_SIGNALS], const slo_result
 	}
 	return all_pass ? SLO_PASS : SLO_INCONCLUSIVE;
 }
+
+int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n)
+{
+	int64_t drift = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (nodes[i].expected < 0)
+			continue;
+		int64_t d = nodes[i].published - nodes[i].expected;
+		drift += d < 0 ? -d : d;
+	}
+	return drift;
+}

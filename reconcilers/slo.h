@@ -20,7 +20,9 @@
  *   driverErrors             claims allocated whose pod stayed not Ready for
  *                            stuck_threshold or longer, plus claims with a
  *                            device condition False (each claim counts once)
- *   capacityDrift            |devices in slices - legacy device count|, as the caller sums it
+ *   capacityDrift            over the pool's DRA nodes, |physical devices the driver
+ *                            publishes - devices the plugin's units stood for|
+ *                            (slo_capacity_drift, reconcilers/capacity.h)
  *   ownershipFights          label fights the controller saw
  *   failedSteps              node handover steps that failed
  *
@@ -123,6 +125,19 @@ typedef struct {
 	uint32_t failed_steps;
 	int64_t now_ms;
 } slo_input_t;
+
+/*
+ * One node on DRA: the physical devices its handover expected (-1: unknown,
+ * the plugin advertised nothing) and the physical devices its driver
+ * publishes now.
+ */
+typedef struct {
+	int64_t expected;
+	int64_t published;
+} slo_node_devices_t;
+
+/* The capacity drift of a pool: the sum of |published - expected| over nodes whose expectation is known. */
+int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n);
 
 /* Judge every signal; out[i].id == i. */
 void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS]);

@@ -118,6 +118,7 @@ static void test_node_fixture(void **state)
 	assert_string_equal(n.annotations[1].value, "migrate-a100");
 
 	assert_true(n.unschedulable);
+	assert_true(n.tainted); /* node.kubernetes.io/unschedulable; nvidia.com/gpu alone would not be */
 	assert_int_equal(n.ready, PROJECTION_CONDITION_TRUE);
 
 	/* The plugin has stopped: allocatable 0 while capacity still says 8. */
@@ -341,6 +342,37 @@ static void test_slice_fixture(void **state)
 	assert_string_equal(s.devices[7], "gpu-7");
 
 	print_message("projection_size_slice(slice.json) = %zu bytes\n", projection_size_slice(&s));
+	projection_free_slice(&s);
+	cJSON_Delete(obj);
+}
+
+/*
+ * Partitionable devices (DRAPartitionableDevices): each device names the
+ * counter set it consumes; a slice of counter sets has no devices.
+ */
+static void test_slice_partitionable(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_json("objects/slice_partitionable.json");
+	projection_slice_t s;
+	char err[256];
+	assert_int_equal(projection_decode_slice(obj, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n_devices, 7);
+	assert_string_equal(s.devices[1], "gpu-0-mig-1g.5gb-0");
+	assert_string_equal(s.counter_sets[0], "gpu-0-counters");
+	assert_string_equal(s.counter_sets[5], "gpu-1-counters");
+	assert_null(s.counter_sets[6]);
+	assert_int_equal(s.n_shared_counters, 0);
+	projection_free_slice(&s);
+	cJSON_Delete(obj);
+
+	obj = cJSON_Parse("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"n\","
+			  "\"pool\":{\"name\":\"n\",\"generation\":1,\"resourceSliceCount\":2},\"sharedCounters\":["
+			  "{\"name\":\"gpu-0-counters\",\"counters\":{\"memory\":{\"value\":\"40Gi\"}}},"
+			  "{\"name\":\"gpu-1-counters\",\"counters\":{\"memory\":{\"value\":\"40Gi\"}}}]}}");
+	assert_int_equal(projection_decode_slice(obj, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n_devices, 0);
+	assert_int_equal(s.n_shared_counters, 2);
 	projection_free_slice(&s);
 	cJSON_Delete(obj);
 }
@@ -718,6 +750,12 @@ static void test_malformed_fields(void **state)
 		 "spec.devices[3].name: missing"},
 		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'devices':{}}}",
 		 "spec.devices: not an array"},
+		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'devices':[{'name':'a','consumesCounters':[{'counters':{}}]}]}}",
+		 "spec.devices[0].consumesCounters[0].counterSet: missing"},
+		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'devices':[{'name':'a','consumesCounters':{}}]}}",
+		 "spec.devices[0].consumesCounters: not an array"},
+		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'sharedCounters':{}}}",
+		 "spec.sharedCounters: not an array"},
 		/* DeviceClass */
 		{DEC_CLASS, "{'metadata':{'name':'d'},'spec':[]}", "spec: not an object"},
 		{DEC_CLASS, "{'metadata':{'name':'d'},'spec':{'extendedResourceName':5}}",
@@ -951,6 +989,7 @@ int main(void)
 		cmocka_unit_test(test_claim_fixture),
 		cmocka_unit_test(test_claim_unallocated),
 		cmocka_unit_test(test_slice_fixture),
+		cmocka_unit_test(test_slice_partitionable),
 		cmocka_unit_test(test_device_class_fixture),
 		cmocka_unit_test(test_pod_requests_init_containers),
 		cmocka_unit_test(test_pod_requests_which_resources),

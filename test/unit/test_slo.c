@@ -324,6 +324,28 @@ static void test_counts_are_always_judged(void **state)
 	}
 }
 
+/* Capacity drift in physical devices: a time-sliced node's 32 units stood for 8, a MIG node's 9 for 2. */
+static void test_capacity_drift_counts_physical_devices(void **state)
+{
+	(void)state;
+	struct {
+		const char *what;
+		slo_node_devices_t nodes[3];
+		size_t n;
+		int64_t drift;
+	} cases[] = {
+		{ "time-sliced and MIG nodes publishing what they stood for", { { 8, 8 }, { 2, 2 } }, 2, 0 },
+		{ "a GPU gone on one node, one too many on another", { { 8, 7 }, { 2, 3 } }, 2, 2 },
+		{ "an unknown expectation is not drift", { { -1, 8 }, { 8, 8 } }, 2, 0 },
+		{ "a node whose driver published nothing", { { 8, 0 } }, 1, 8 },
+		{ "no nodes on DRA", { { 0, 0 } }, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (slo_capacity_drift(cases[i].nodes, cases[i].n) != cases[i].drift)
+			fail_msg("%s: drift %lld, want %lld", cases[i].what,
+				 (long long)slo_capacity_drift(cases[i].nodes, cases[i].n), (long long)cases[i].drift);
+}
+
 static void test_results_name_and_unit_every_signal(void **state)
 {
 	(void)state;
@@ -426,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_is_exact_nearest_rank),
 		cmocka_unit_test(test_signal_rows),
 		cmocka_unit_test(test_counts_are_always_judged),
+		cmocka_unit_test(test_capacity_drift_counts_physical_devices),
 		cmocka_unit_test(test_results_name_and_unit_every_signal),
 		cmocka_unit_test(test_gate_combinations),
 		cmocka_unit_test(test_empty_window_is_inconclusive),
