@@ -15,6 +15,8 @@
 #include "plan_object.h"
 #include "pool.h"
 #include "plan_status.h"
+#include "preflight.h"
+#include "preflight_probe.h"
 #include "pool_index.h"
 #include "rfc3339.h"
 #include "slo.h"
@@ -31,6 +33,25 @@
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
 /* Changes that arrive together are decided together: a reconcile runs at most this long after its plan is queued. */
 #define PLAN_BATCH_MS 50
+
+/* A failing preflight reads the API again after this long, doubling up to the maximum. */
+#define PLAN_PREFLIGHT_RETRY_MS 5000
+#define PLAN_PREFLIGHT_RETRY_MAX_MS 60000
+/* The Preflight condition's message holds 32768 bytes. */
+#define PLAN_PREFLIGHT_MESSAGE_MAX 32000
+
+/*
+ * A plan's preflight in this process: the last complete probe for the
+ * generation it was read for, and when the next may start. A pass is
+ * recorded in the plan's status (status.preflight), not here.
+ */
+typedef struct {
+	int64_t generation;
+	preflight_probe_t *facts; /* NULL: no probe answered yet for this generation */
+	bool running;
+	uint64_t next_ms; /* loop time */
+	uint64_t backoff_ms;
+} pc_preflight_t;
 
 /*
  * One of the freeze's switches, per plan: the state this process wrote (or
@@ -78,6 +99,9 @@ struct plan_controller {
 	metrics_gauge_t *m_orphans;
 	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
 	uv_timer_t orphan_timer;
+	/* Plan -> pc_preflight_t *, and the probes in flight (close waits for them). */
+	strmap_t preflight;
+	int probes;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -1098,6 +1122,8 @@ typedef struct {
 	size_t refused, failed_nodes;
 	cJSON *handovers;        /* status.handovers */
 	uint64_t requeue_ms;
+	bool preflight_recorded;      /* status.preflight records a pass for this generation */
+	preflight_result_t preflight; /* this round's checks (zeroed when recorded) */
 } pc_reconcile_t;
 
 static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
@@ -1176,6 +1202,194 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	}
 }
 
+/* ---- preflight -------------------------------------------------------------- */
+
+static void pc_preflight_free(void *v)
+{
+	pc_preflight_t *st = v;
+	if (st == NULL)
+		return;
+	preflight_probe_free(st->facts);
+	free(st);
+}
+
+typedef struct {
+	plan_controller_t *pc;
+	char *plan;
+	int64_t generation;
+} pc_probe_t;
+
+/* A probe answered: keep it for its generation, set when the next may start, and decide again. */
+static void pc_on_preflight(preflight_probe_t *probe, void *data)
+{
+	pc_probe_t *c = data;
+	plan_controller_t *pc = c->pc;
+	pc->probes--;
+	pc_preflight_t *st = pc->closing ? NULL : strmap_get(&pc->preflight, c->plan);
+	if (st != NULL) {
+		uint64_t now = uv_now(pc->loop);
+		st->running = false;
+		if (st->generation == c->generation) {
+			preflight_probe_free(st->facts);
+			st->facts = probe;
+			probe = NULL;
+			st->next_ms = now + st->backoff_ms;
+			st->backoff_ms = st->backoff_ms * 2 > PLAN_PREFLIGHT_RETRY_MAX_MS ? PLAN_PREFLIGHT_RETRY_MAX_MS
+											  : st->backoff_ms * 2;
+		}
+		workqueue_add(pc->queue, c->plan, now);
+		if (pc->in_flight == 0)
+			plan_controller_schedule(pc);
+	}
+	preflight_probe_free(probe);
+	free(c->plan);
+	free(c);
+}
+
+/* Pods on the pool's nodes that may preempt and request the extended resource; *example names one. */
+static size_t pc_preempting_pods(const plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
+				 char **example)
+{
+	size_t n = 0;
+	*example = NULL;
+	for (size_t m = 0; m < run->n; m++) {
+		const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, run->members[m].node->meta.name);
+		size_t it = 0;
+		void *v;
+		while (pods && strmap_next(pods, &it, NULL, &v)) {
+			const projection_pod_t *pod = v;
+			int64_t count = 0;
+			if (!pod->preempts || pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED ||
+			    !projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) ||
+			    count <= 0)
+				continue;
+			if (n++ == 0)
+				*example = xasprintf("%s/%s", pod->meta.namespace, pod->meta.name);
+		}
+	}
+	return n;
+}
+
+/*
+ * Preflight (reconcilers/preflight.h): a pass recorded for this generation
+ * stands; otherwise the last probe's answers and the caches are judged, and
+ * the API is probed again while the checks fail, at a doubling pace.
+ */
+static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const plan_object_t *po = r->po;
+	r->preflight_recorded = plan_object_preflight_recorded(po);
+	if (r->preflight_recorded)
+		return;
+	pc_preflight_t *st = strmap_get(&pc->preflight, po->meta.name);
+	if (st == NULL) {
+		st = xcalloc(1, sizeof(*st));
+		st->generation = -1;
+		strmap_put(&pc->preflight, po->meta.name, st);
+	}
+	uint64_t now = uv_now(pc->loop);
+	if (st->generation != po->generation) {
+		preflight_probe_free(st->facts);
+		st->facts = NULL;
+		st->generation = po->generation;
+		st->next_ms = 0;
+		st->backoff_ms = PLAN_PREFLIGHT_RETRY_MS;
+	}
+	if (!st->running && now >= st->next_ms) {
+		pc_probe_t *c = xcalloc(1, sizeof(*c));
+		*c = (pc_probe_t){ .pc = pc, .plan = xstrdup(po->meta.name), .generation = po->generation };
+		if (preflight_probe_start(pc->http, r->plan, FREEZE_NAMESPACE, pc_on_preflight, c) != NULL) {
+			st->running = true;
+			pc->probes++;
+		} else {
+			free(c->plan);
+			free(c);
+			st->next_ms = now + st->backoff_ms;
+		}
+	}
+	const plan_t *plan = r->plan;
+	preflight_pool_t *pools = xcalloc(plan->n_pools + 1, sizeof(*pools));
+	char **examples = xcalloc(plan->n_pools + 1, sizeof(char *));
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		const cJSON *rec = plan_object_pool_status(po, plan->pools[i].name);
+		pools[i] = (preflight_pool_t){
+			.started = pc_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "startTime")) != 0,
+			.members = r->runs[i].members,
+			.ads = r->runs[i].ads,
+			.n_members = r->runs[i].n,
+			.preempting_pods = pc_preempting_pods(pc, plan, &r->runs[i], &examples[i]),
+		};
+		pools[i].preempting_example = examples[i];
+	}
+	preflight_input_t in = { .plan = plan, .pools = pools };
+	if (st->facts)
+		preflight_probe_fill(st->facts, &in);
+	preflight_decide(&in, &r->preflight);
+	if (!r->preflight.passed && !st->running)
+		pc_requeue_within(&r->requeue_ms, st->next_ms > now ? st->next_ms - now : 1);
+	for (size_t i = 0; i < plan->n_pools; i++)
+		free(examples[i]);
+	free(examples);
+	free(pools);
+}
+
+/* The condition of this type as the status recorded it, or NULL. */
+static const cJSON *pc_recorded_condition(const plan_object_t *po, const char *type)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(po->status, "conditions"))
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
+		if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* status.preflight: the generation whose checks passed, and when; kept while that is the plan's generation. */
+static void pc_render_preflight(cJSON *st, const pc_reconcile_t *r)
+{
+	if (r->preflight_recorded) {
+		cJSON_AddItemToObject(st, "preflight",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r->po->status, "preflight"), true));
+		return;
+	}
+	if (!r->preflight.passed)
+		return;
+	cJSON *p = cJSON_AddObjectToObject(st, "preflight");
+	cJSON_AddNumberToObject(p, "passedGeneration", (double)r->po->generation);
+	cJSON_AddStringToObject(p, "passedTime", r->now_s);
+}
+
+/*
+ * The Preflight condition: as recorded once a pass is (the checks do not run
+ * again for that generation), otherwise this round's checks. A change of
+ * reason is logged and an Event, once, with the status that records it.
+ */
+static void pc_render_preflight_condition(plan_controller_t *pc, cJSON *conds, const pc_reconcile_t *r)
+{
+	const cJSON *old = pc_recorded_condition(r->po, "Preflight");
+	if (r->preflight_recorded && old) {
+		cJSON_AddItemToArray(conds, cJSON_Duplicate(old, true));
+		return;
+	}
+	const preflight_result_t *pf = &r->preflight;
+	const char *reason = r->preflight_recorded ? "Passed" : pf->reason;
+	char *message = r->preflight_recorded ? xstrdup("the checks passed for this generation of the spec")
+					      : xstrdup(pf->message);
+	events_utf8_truncate(message, PLAN_PREFLIGHT_MESSAGE_MAX);
+	bool ok = r->preflight_recorded || pf->passed;
+	pc_condition(conds, r->po->status, "Preflight", ok, reason, message, r->po->generation, r->now_s);
+	const cJSON *old_reason = cJSON_GetObjectItemCaseSensitive(old, "reason");
+	if (r->write_status && !pc->dry_run && strcmp(reason, "Checking") != 0 &&
+	    !(cJSON_IsString(old_reason) && strcmp(old_reason->valuestring, reason) == 0)) {
+		log_info("preflight", "plan", r->po->meta.name, "reason", reason);
+		events_emit(pc->events, &r->ref, ok ? "Normal" : "Warning", ok ? "PreflightPassed" : "PreflightFailed",
+			    "Preflight", "%s", pf->problems ? pf->problems : message);
+	}
+	free(message);
+}
+
 /* Decide: a new breach freezes the plan, recorded before anything acts on it. */
 static void pc_decide_breach(plan_controller_t *pc, pc_reconcile_t *r)
 {
@@ -1230,13 +1444,15 @@ static void pc_decide_pools(pc_reconcile_t *r)
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		pc_read_pool_record(r->po, plan->pools[i].name, run);
+		bool checked = preflight_pool_may_start(&r->preflight, r->preflight_recorded, run->record.start_ms != 0);
 		pool_input_t in = {
 			.plan = plan,
 			.pool = &plan->pools[i],
 			.record = run->record,
 			.members = run->members,
 			.n_members = run->n,
-			.may_start = not_done_before < (size_t)plan->max_concurrent_pools,
+			.may_start = not_done_before < (size_t)plan->max_concurrent_pools && checked,
+			.start_held = checked ? NULL : "waiting for preflight: see the Preflight condition",
 			.frozen = r->freeze.frozen,
 			.breach_rollback = r->freeze.frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
 					   r->breach_pool && strcmp(r->breach_pool, plan->pools[i].name) == 0,
@@ -1405,6 +1621,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		pc_condition(out, r->po->status, conds[c].type, conds[c].status, conds[c].reason, conds[c].message,
 			     r->po->generation, r->now_s);
 	plan_conditions_free(conds);
+	pc_render_preflight_condition(pc, out, r);
 }
 
 /* Render the whole status of a valid plan. */
@@ -1434,6 +1651,7 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	cJSON_AddBoolToObject(st, "frozen", r->freeze.frozen);
 	cJSON_AddBoolToObject(st, "holdsNodes", r->holds);
 	cJSON_AddItemToObject(st, "handovers", cJSON_Duplicate(r->handovers, true));
+	pc_render_preflight(st, r);
 	pc_render_conditions(pc, st, r, phases);
 	free(phases);
 	return st;
@@ -1452,6 +1670,7 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 	cJSON_Delete(r->conflicts);
 	cJSON_Delete(r->handovers);
 	plan_new_breach_free(&r->new_breach);
+	preflight_result_free(&r->preflight);
 }
 
 /* The plan is gone or going: forget what this process remembers of it, and release its nodes while its finalizer holds it. */
@@ -1461,6 +1680,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_metrics_forget(pc, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
+	pc_preflight_free(strmap_remove(&pc->preflight, name));
 	if (po && po->releases_nodes)
 		pc_release_deleting(pc, po, requeue_ms);
 }
@@ -1494,6 +1714,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		return;
 	}
 	pc_judge(pc, &r);
+	pc_preflight(pc, &r);
 	pc_decide_breach(pc, &r);
 	pc_decide_pools(&r);
 	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
@@ -1672,6 +1893,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	node_owners_init(&pc->owners);
 	pc->finalizer_sent = (strmap_t)STRMAP_INIT;
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
+	pc->preflight = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
@@ -1752,6 +1974,7 @@ static void plan_controller_free(uv_handle_t *h)
 	node_owners_free(&pc->owners);
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
+	strmap_clear(&pc->preflight, pc_preflight_free);
 	free(pc);
 	if (done)
 		done(data);
@@ -1760,7 +1983,7 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0) {
+	if (pc->in_flight > 0 || pc->probes > 0) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}
