@@ -102,6 +102,8 @@ struct plan_controller {
 	/* Plan -> pc_preflight_t *, and the probes in flight (close waits for them). */
 	strmap_t preflight;
 	int probes;
+	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
+	strmap_t capacity;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -471,13 +473,58 @@ typedef struct {
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
 } pc_pool_run_t;
 
+/* Devices of driver that claims allocated on the node hold. */
+static int64_t pc_devices_held(const plan_controller_t *pc, const char *node, const char *driver)
+{
+	char *node_driver = cache_node_driver_key(node, driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	int64_t n = 0;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
+			n += claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0;
+	}
+	return n;
+}
+
+/*
+ * The pool's capacity history for the latency judge: when its first node
+ * reached DRA (the step time recorded on the nodes), and whether its DRA
+ * nodes have a device no claim holds now.
+ */
+static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
+						 const char *pool, int64_t now)
+{
+	char *key = xasprintf("%s\x1f%s", plan->name, pool);
+	slo_capacity_t *c = strmap_get(&pc->capacity, key);
+	if (c == NULL) {
+		c = xcalloc(1, sizeof(*c));
+		strmap_put(&pc->capacity, key, c);
+	}
+	free(key);
+	int64_t first = 0, free_devices = 0;
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		if (mem->state.step != HANDOVER_DRA)
+			continue;
+		if (mem->state.since_ms > 0 && (first == 0 || mem->state.since_ms < first))
+			first = mem->state.since_ms;
+		free_devices += run->ads[m].slice_devices - pc_devices_held(pc, mem->node->meta.name, plan->driver);
+	}
+	slo_capacity_observe(c, first, free_devices, now, now - (int64_t)plan->slo.window_ms);
+	return c;
+}
+
 /*
  * Judge a pool's SLO signals from the tracker's samples and the nodes'
  * records: capacity drift of DRA nodes (slice devices against the recorded
  * legacy count), ownership fights (both labels on) and failed steps.
  */
-static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, int64_t now,
-			    int64_t since_floor)
+static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, const char *pool,
+			    int64_t now, int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
 	int64_t drift = 0;
@@ -501,7 +548,8 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
 					       plan->n_device_classes, names, run->n, since, &samples);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
-			   .fights = fights, .failed_steps = failed, .now_ms = now };
+			   .fights = fights, .failed_steps = failed,
+			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
 	run->gate = slo_gate(run->signals, &run->breach);
 	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
@@ -1198,7 +1246,7 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
 			pc_ads(pc, r->plan, run->members[m].node, &run->ads[m]);
-		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms);
 	}
 }
 
@@ -1560,6 +1608,13 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 			cJSON_AddStringToObject(sig, "pool", r->plan->pools[i].name);
 			cJSON_AddStringToObject(sig, "value", value);
 			cJSON_AddStringToObject(sig, "threshold", threshold);
+			if (s->id == SLO_ALLOCATION_LATENCY) {
+				/* Beside the judged value: the same p95 counted from the claims' creation. */
+				slo_result_t raw = *s;
+				raw.value = s->raw_value;
+				plan_status_signal_text(&raw, value, threshold, sizeof(value));
+				cJSON_AddStringToObject(sig, "rawValue", value);
+			}
 			cJSON_AddNumberToObject(sig, "samples", s->samples);
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
 			cJSON_AddItemToArray(signals, sig);
@@ -1673,6 +1728,25 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 	preflight_result_free(&r->preflight);
 }
 
+static void pc_capacity_free(void *v)
+{
+	if (v)
+		slo_capacity_free(v);
+	free(v);
+}
+
+/* Forget the capacity history of a plan's pools. */
+static void pc_capacity_forget(plan_controller_t *pc, const char *plan)
+{
+	size_t n;
+	char **keys = pc_names(&pc->capacity, &n);
+	size_t len = strlen(plan);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(keys[i], plan, len) == 0 && keys[i][len] == '\x1f')
+			pc_capacity_free(strmap_remove(&pc->capacity, keys[i]));
+	pc_names_free(keys, n);
+}
+
 /* The plan is gone or going: forget what this process remembers of it, and release its nodes while its finalizer holds it. */
 static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const plan_object_t *po, uint64_t *requeue_ms)
 {
@@ -1681,6 +1755,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
 	pc_preflight_free(strmap_remove(&pc->preflight, name));
+	pc_capacity_forget(pc, name);
 	if (po && po->releases_nodes)
 		pc_release_deleting(pc, po, requeue_ms);
 }
@@ -1894,6 +1969,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->finalizer_sent = (strmap_t)STRMAP_INIT;
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
 	pc->preflight = (strmap_t)STRMAP_INIT;
+	pc->capacity = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
@@ -1975,6 +2051,7 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
 	strmap_clear(&pc->preflight, pc_preflight_free);
+	strmap_clear(&pc->capacity, pc_capacity_free);
 	free(pc);
 	if (done)
 		done(data);
