@@ -10,41 +10,62 @@
 /* Nodes named in one line at most; the line gives the count of all of them. */
 #define PREFLIGHT_NAMED_NODES 5
 
+/* What every plan needs; the namespace, when set, is the freeze's (filled in below). */
+static const preflight_access_t preflight_always[] = {
+	{ "list", "", "nodes", NULL, "watching the pools' nodes", -1, NULL },
+	{ "watch", "", "nodes", NULL, "watching the pools' nodes", -1, NULL },
+	{ "patch", "", "nodes", NULL, "flipping ownership labels and cordoning", -1, NULL },
+	{ "list", "", "pods", NULL, "seeing who uses a node's devices", -1, NULL },
+	{ "watch", "", "pods", NULL, "seeing who uses a node's devices", -1, NULL },
+	{ "list", "resource.k8s.io", "resourceclaims", NULL, "the SLO gate and drains", -1, NULL },
+	{ "watch", "resource.k8s.io", "resourceclaims", NULL, "the SLO gate and drains", -1, NULL },
+	{ "list", "resource.k8s.io", "resourceslices", NULL, "verifying the driver's devices", -1, NULL },
+	{ "watch", "resource.k8s.io", "resourceslices", NULL, "verifying the driver's devices", -1, NULL },
+	{ "get", "resource.k8s.io", "deviceclasses", NULL, "preflight's DeviceClass check", -1, NULL },
+	{ "list", "apps", "daemonsets", NULL, "preflight's DaemonSet check", -1, NULL },
+	{ "patch", "drashift.io", "migrationplans/status", NULL, "recording the plan's progress", -1, NULL },
+	{ "patch", "drashift.io", "migrationplans", NULL, "the plan's finalizer", -1, NULL },
+	{ "create", "", "events", "default", "Events on nodes and the plan", -1, NULL },
+};
+static const preflight_access_t preflight_evict[] = {
+	{ "create", "", "pods/eviction", NULL, "a pool's drain policy Evict", -1, NULL },
+};
+static const preflight_access_t preflight_parameter[] = {
+	{ "create", "", "configmaps", NULL, "the freeze parameter (freezeMode Admission)", -1, NULL },
+	{ "patch", "", "configmaps", NULL, "the freeze parameter (freezeMode Admission)", -1, NULL },
+};
+static const preflight_access_t preflight_taint[] = {
+	{ "create", "resource.k8s.io", "devicetaintrules", NULL, "the freeze's DeviceTaintRule", -1, NULL },
+	{ "patch", "resource.k8s.io", "devicetaintrules", NULL, "the freeze's DeviceTaintRule", -1, NULL },
+	{ "delete", "resource.k8s.io", "devicetaintrules", NULL, "lifting the freeze's DeviceTaintRule", -1, NULL },
+};
+
+static size_t preflight_add(preflight_access_t *out, size_t n, const preflight_access_t *from, size_t count,
+			    const char *ns)
+{
+	for (size_t i = 0; i < count; i++) {
+		out[n] = from[i];
+		if (ns)
+			out[n].namespace = ns;
+		n++;
+	}
+	return n;
+}
+
+#define PREFLIGHT_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
 size_t preflight_accesses(const plan_t *plan, const char *freeze_ns, preflight_access_t *out)
 {
-	size_t n = 0;
-#define PREFLIGHT_NEED(v, g, r, ns, w)                                                                          \
-	out[n++] = (preflight_access_t){ .verb = (v), .group = (g), .resource = (r), .namespace = (ns), .why = (w), \
-					 .allowed = -1 }
-	PREFLIGHT_NEED("list", "", "nodes", NULL, "watching the pools' nodes");
-	PREFLIGHT_NEED("watch", "", "nodes", NULL, "watching the pools' nodes");
-	PREFLIGHT_NEED("patch", "", "nodes", NULL, "flipping ownership labels and cordoning");
-	PREFLIGHT_NEED("list", "", "pods", NULL, "seeing who uses a node's devices");
-	PREFLIGHT_NEED("watch", "", "pods", NULL, "seeing who uses a node's devices");
-	PREFLIGHT_NEED("list", "resource.k8s.io", "resourceclaims", NULL, "the SLO gate and drains");
-	PREFLIGHT_NEED("watch", "resource.k8s.io", "resourceclaims", NULL, "the SLO gate and drains");
-	PREFLIGHT_NEED("list", "resource.k8s.io", "resourceslices", NULL, "verifying the driver's devices");
-	PREFLIGHT_NEED("watch", "resource.k8s.io", "resourceslices", NULL, "verifying the driver's devices");
-	PREFLIGHT_NEED("get", "resource.k8s.io", "deviceclasses", NULL, "preflight's DeviceClass check");
-	PREFLIGHT_NEED("list", "apps", "daemonsets", NULL, "preflight's DaemonSet check");
-	PREFLIGHT_NEED("patch", "drashift.io", "migrationplans/status", NULL, "recording the plan's progress");
-	PREFLIGHT_NEED("patch", "drashift.io", "migrationplans", NULL, "the plan's finalizer");
-	PREFLIGHT_NEED("create", "", "events", "default", "Events on nodes and the plan");
+	size_t n = preflight_add(out, 0, preflight_always, PREFLIGHT_COUNT(preflight_always), NULL);
 	bool evict = false;
 	for (size_t i = 0; i < plan->n_pools; i++)
 		evict |= plan->pools[i].drain_policy == PLAN_DRAIN_EVICT;
 	if (evict)
-		PREFLIGHT_NEED("create", "", "pods/eviction", NULL, "a pool's drain policy Evict");
-	if (plan_freeze_by_admission(plan->slo.freeze_mode)) {
-		PREFLIGHT_NEED("create", "", "configmaps", freeze_ns, "the freeze parameter (freezeMode Admission)");
-		PREFLIGHT_NEED("patch", "", "configmaps", freeze_ns, "the freeze parameter (freezeMode Admission)");
-	}
-	if (plan_freeze_by_device_taint(plan->slo.freeze_mode)) {
-		PREFLIGHT_NEED("create", "resource.k8s.io", "devicetaintrules", NULL, "the freeze's DeviceTaintRule");
-		PREFLIGHT_NEED("patch", "resource.k8s.io", "devicetaintrules", NULL, "the freeze's DeviceTaintRule");
-		PREFLIGHT_NEED("delete", "resource.k8s.io", "devicetaintrules", NULL, "lifting the freeze's DeviceTaintRule");
-	}
-#undef PREFLIGHT_NEED
+		n = preflight_add(out, n, preflight_evict, PREFLIGHT_COUNT(preflight_evict), NULL);
+	if (plan_freeze_by_admission(plan->slo.freeze_mode))
+		n = preflight_add(out, n, preflight_parameter, PREFLIGHT_COUNT(preflight_parameter), freeze_ns);
+	if (plan_freeze_by_device_taint(plan->slo.freeze_mode))
+		n = preflight_add(out, n, preflight_taint, PREFLIGHT_COUNT(preflight_taint), NULL);
 	return n;
 }
 
