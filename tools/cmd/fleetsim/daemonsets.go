@@ -19,7 +19,7 @@ import (
 // control plane runs no DaemonSet controller unless it has real nodes); an
 // existing DaemonSet is left as it is.
 func (s *Sim) ensureDaemonSets(ctx context.Context) error {
-	if s.cfg.DaemonSetNamespace == "" {
+	if s.cfg.DaemonSetNS == "" {
 		return nil
 	}
 	for _, owner := range []struct{ name, label string }{
@@ -28,7 +28,7 @@ func (s *Sim) ensureDaemonSets(ctx context.Context) error {
 	} {
 		labels := map[string]string{"app.kubernetes.io/name": owner.name, "app.kubernetes.io/managed-by": "fleetsim"}
 		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: owner.name, Namespace: s.cfg.DaemonSetNamespace, Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: owner.name, Namespace: s.cfg.DaemonSetNS, Labels: labels},
 			Spec: appsv1.DaemonSetSpec{
 				Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: v1.PodTemplateSpec{
@@ -40,14 +40,14 @@ func (s *Sim) ensureDaemonSets(ctx context.Context) error {
 				},
 			},
 		}
-		_, err := s.client.AppsV1().DaemonSets(s.cfg.DaemonSetNamespace).Create(ctx, ds, metav1.CreateOptions{})
+		_, err := s.client.AppsV1().DaemonSets(s.cfg.DaemonSetNS).Create(ctx, ds, metav1.CreateOptions{})
 		switch {
 		case apierrors.IsAlreadyExists(err):
-			log.Printf("DaemonSet %s/%s exists; left as it is", s.cfg.DaemonSetNamespace, owner.name)
+			log.Printf("DaemonSet %s/%s exists; left as it is", s.cfg.DaemonSetNS, owner.name)
 		case err != nil:
-			return fmt.Errorf("create DaemonSet %s/%s: %w", s.cfg.DaemonSetNamespace, owner.name, err)
+			return fmt.Errorf("create DaemonSet %s/%s: %w", s.cfg.DaemonSetNS, owner.name, err)
 		default:
-			log.Printf("DaemonSet %s/%s created, nodeSelector %s=%s", s.cfg.DaemonSetNamespace, owner.name, owner.label, s.cfg.EnabledValue)
+			log.Printf("DaemonSet %s/%s created, nodeSelector %s=%s", s.cfg.DaemonSetNS, owner.name, owner.label, s.cfg.EnabledValue)
 		}
 	}
 	return nil

@@ -70,31 +70,31 @@ type PoolSpec struct {
 
 // Config holds every flag.
 type Config struct {
-	Kubeconfig         string
-	Pools              []PoolSpec
-	PoolLabel          string
-	ModelLabel         string
-	GPUModel           string
-	GPUMemory          string
-	FeatureLabels      int
-	ExtendedResource   string
-	Driver             string
-	DeviceClass        string
-	DaemonSetNamespace string
-	DevicePluginLabel  string
-	DRALabel           string
-	EnabledValue       string
-	DisabledValue      string
-	InitialOwner       string
-	MetricsAddr        string
-	CapacityLag        time.Duration
-	PrepareDelay       time.Duration
-	StartDelay         time.Duration
-	SliceRemovalDelay  time.Duration
-	Heartbeat          time.Duration
-	Faults             string
-	Report             string
-	Seed               uint64
+	Kubeconfig        string
+	Pools             []PoolSpec
+	PoolLabel         string
+	ModelLabel        string
+	GPUModel          string
+	GPUMemory         string
+	FeatureLabels     int
+	ExtendedResource  string
+	Driver            string
+	DeviceClass       string
+	DaemonSetNS       string
+	DevicePluginLabel string
+	DRALabel          string
+	EnabledValue      string
+	DisabledValue     string
+	InitialOwner      string
+	MetricsAddr       string
+	CapacityLag       time.Duration
+	PrepareDelay      time.Duration
+	StartDelay        time.Duration
+	SliceRemovalDelay time.Duration
+	Heartbeat         time.Duration
+	Faults            string
+	Report            string
+	Seed              uint64
 
 	Workload    []string
 	Rate        float64
@@ -170,7 +170,7 @@ func parseFlags(args []string) (*Config, error) {
 	fs.StringVar(&c.ExtendedResource, "extended-resource", "example.com/gpu", "extended resource the device plugin advertises")
 	fs.StringVar(&c.Driver, "driver", "gpu.example.com", "DRA driver name")
 	fs.StringVar(&c.DeviceClass, "device-class", "gpu.example.com", "DeviceClass to create (empty: none)")
-	fs.StringVar(&c.DaemonSetNamespace, "daemonset-namespace", "kube-system", "namespace of the device plugin's and the DRA driver's DaemonSets fleetsim creates, selecting the ownership labels (empty: none)")
+	fs.StringVar(&c.DaemonSetNS, "daemonset-namespace", "kube-system", "namespace of the device plugin's and the DRA driver's DaemonSets fleetsim creates, selecting the ownership labels (empty: none)")
 	fs.StringVar(&c.DevicePluginLabel, "device-plugin-label", "drashift.io/device-plugin", "node label that enables the device plugin")
 	fs.StringVar(&c.DRALabel, "dra-label", "drashift.io/dra-driver", "node label that enables the DRA driver")
 	fs.StringVar(&c.EnabledValue, "enabled-value", "true", "ownership label value meaning enabled")
