@@ -48,6 +48,7 @@
 typedef struct {
 	int64_t generation;
 	preflight_probe_t *facts; /* NULL: no probe answered yet for this generation */
+	bool passed;              /* the last decision from them passed: no more probes (a dry run records nothing) */
 	bool running;
 	uint64_t next_ms; /* loop time */
 	uint64_t backoff_ms;
@@ -1342,8 +1343,9 @@ static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
 		st->generation = po->generation;
 		st->next_ms = 0;
 		st->backoff_ms = PLAN_PREFLIGHT_RETRY_MS;
+		st->passed = false;
 	}
-	if (!st->running && now >= st->next_ms) {
+	if (!st->running && !st->passed && now >= st->next_ms) {
 		pc_probe_t *c = xcalloc(1, sizeof(*c));
 		*c = (pc_probe_t){ .pc = pc, .plan = xstrdup(po->meta.name), .generation = po->generation };
 		if (preflight_probe_start(pc->http, r->plan, FREEZE_NAMESPACE, pc_on_preflight, c) != NULL) {
@@ -1373,6 +1375,7 @@ static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
 	if (st->facts)
 		preflight_probe_fill(st->facts, &in);
 	preflight_decide(&in, &r->preflight);
+	st->passed = r->preflight.passed;
 	if (!r->preflight.passed && !st->running)
 		pc_requeue_within(&r->requeue_ms, st->next_ms > now ? st->next_ms - now : 1);
 	for (size_t i = 0; i < plan->n_pools; i++)
