@@ -450,9 +450,10 @@ static char *preflight_node_list(const preflight_pool_t *p, size_t count, bool (
 	return s;
 }
 
+/* At rest on the device plugin's side without its label; a node in a handover is checked by its handover. */
 static bool preflight_unlabelled(const preflight_pool_t *p, size_t m)
 {
-	return !p->members[m].state.plugin_enabled;
+	return p->members[m].state.step == HANDOVER_LEGACY && !p->members[m].state.plugin_enabled;
 }
 
 /* The device plugin advertises none of the extended resource: its count is unknown (see handover.c). */
@@ -480,6 +481,11 @@ static void preflight_check_nodes(const preflight_input_t *in, preflight_result_
 		if (p->started) {
 			preflight_line(out, "nodes", PREFLIGHT_PASS,
 				       "pool %s has started: each of its nodes is checked by its own handover", pool);
+			continue;
+		}
+		if (plan->rollback_all || plan->pools[i].rollback) {
+			preflight_line(out, "nodes", PREFLIGHT_PASS,
+				       "pool %s is rolled back: its nodes go to the device plugin, not from it", pool);
 			continue;
 		}
 		if (p->n_members == 0) {

@@ -142,6 +142,7 @@ static void world_init(world_t *w)
 			    .dra_label = { "drashift.io/dra-driver", "true", "false" },
 			    .pools = pool_defs,
 			    .n_pools = 1 };
+	pool_defs[0].rollback = false;
 	w->classes[0] = cJSON_CreateObject();
 	cJSON *sel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(sel, "cel"), "expression", "device.driver == \"gpu.example.com\"");
@@ -224,6 +225,13 @@ static void unlabelled(world_t *w) { (void)w; members[1].state.plugin_enabled = 
 static void empty_pool(world_t *w) { w->pools[0].n_members = 0; }
 static void no_devices(world_t *w) { (void)w; ads[2] = (handover_ads_t){ .allocatable_known = true, .allocatable = 0, .capacity = 8 }; }
 static void started_unlabelled(world_t *w) { w->pools[0].started = true; members[0].state.plugin_enabled = false; }
+static void rolled_back_unlabelled(world_t *w) { (void)w; pool_defs[0].rollback = true; members[0].state.plugin_enabled = false; }
+static void in_handover_unlabelled(world_t *w)
+{
+	(void)w;
+	members[0].state.plugin_enabled = false;
+	members[0].state.step = HANDOVER_PLUGIN_OFF;
+}
 static void preempting(world_t *w) { w->pools[0].preempting_pods = 3; w->pools[0].preempting_example = "team-a/train-0"; }
 static void warn_mode_broken(world_t *w) { w->plan.preflight = PLAN_PREFLIGHT_WARN; w->in.v1_served = false; }
 static void not_gathered(world_t *w) { w->in.gathered = false; }
@@ -267,6 +275,8 @@ static const struct {
 	{ "a node advertises nothing", no_devices, "PassedWithWarnings", false, "nodes", PREFLIGHT_WARN,
 	  "pool a: 1 node(s) advertise no example.com/gpu (a-2)" },
 	{ "a started pool's nodes", started_unlabelled, "Passed", false, "nodes", PREFLIGHT_PASS, "pool a has started" },
+	{ "a rolled back pool's nodes", rolled_back_unlabelled, "Passed", false, "nodes", PREFLIGHT_PASS, "pool a is rolled back" },
+	{ "a node in a handover", in_handover_unlabelled, "Passed", false, "nodes", PREFLIGHT_PASS, "all 4 node(s)" },
 	{ "preempting pods", preempting, "PassedWithWarnings", false, "preemption", PREFLIGHT_WARN,
 	  "3 pod(s) with a preempting priority request example.com/gpu (e.g. team-a/train-0)" },
 	{ "Warn mode", warn_mode_broken, "FailedIgnored", false, "api", PREFLIGHT_FAIL, "not served" },
