@@ -10,7 +10,11 @@
 /* Nodes named in one line at most; the line gives the count of all of them. */
 #define PREFLIGHT_NAMED_NODES 5
 
-/* What every plan needs; the namespace, when set, is the freeze's (filled in below). */
+/*
+ * What every plan needs. The list and watch grants are asked too, though
+ * without one the caches never sync and no plan is reconciled at all (the
+ * log and /readyz say so then): the line keeps the whole need in one place.
+ */
 static const preflight_access_t preflight_always[] = {
 	{ "list", "", "nodes", NULL, "watching the pools' nodes", -1, NULL },
 	{ "watch", "", "nodes", NULL, "watching the pools' nodes", -1, NULL },
