@@ -10,42 +10,15 @@
 
 #include "json_decode.h"
 #include "kube_api.h"
+#include "plan_object.h"
 #include "xalloc.h"
 
-/* The API's limits: object names are DNS subdomains, label values 63 characters. */
-#define FREEZE_NAME_MAX 253
+/* The API's limit on label values. */
 #define FREEZE_LABEL_VALUE_MAX 63
-/* "-" and 16 hex digits of the hash. */
-#define FREEZE_HASH_SUFFIX_LEN 17
 
-static uint64_t freeze_fnv1a64(const char *s)
-{
-	uint64_t h = UINT64_C(14695981039346656037);
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= UINT64_C(1099511628211);
-	}
-	return h;
-}
-
-/*
- * Plan names are DNS subdomains of up to 253 characters, so the prefix can
- * push the parameter's name past the limit. Those names keep as much of the
- * plan name as fits and end in a hash of the whole name: still one object per
- * plan, still recognisable in kubectl get. The cut must not leave a '-' or
- * '.' just before the hash's '-' ("a.-x" is not a DNS subdomain).
- */
 char *freeze_parameter_name(const char *plan)
 {
-	if (plan == NULL || plan[0] == '\0')
-		return NULL;
-	size_t len = strlen(plan);
-	if (strlen(FREEZE_NAME_PREFIX) + len <= FREEZE_NAME_MAX)
-		return xasprintf(FREEZE_NAME_PREFIX "%s", plan);
-	size_t keep = FREEZE_NAME_MAX - strlen(FREEZE_NAME_PREFIX) - FREEZE_HASH_SUFFIX_LEN;
-	while (keep > 0 && (plan[keep - 1] == '-' || plan[keep - 1] == '.'))
-		keep--;
-	return xasprintf(FREEZE_NAME_PREFIX "%.*s-%016" PRIx64, (int)keep, plan, freeze_fnv1a64(plan));
+	return plan_child_name(FREEZE_NAME_PREFIX, plan);
 }
 
 char *freeze_parameter_path(const char *plan)
@@ -91,41 +64,6 @@ static void freeze_add_string(cJSON *obj, const char *key, const char *value)
 	cJSON_AddStringToObject(obj, key, value ? value : "");
 }
 
-/*
- * An object drashift writes for a plan's freeze: apiVersion, kind, its name
- * (the plan's parameter name), namespace (NULL: cluster-scoped), the
- * labels both kinds carry and the plan as owner (when plan_uid is set). *metadata and *labels are for the caller to add to.
- */
-static cJSON *freeze_object_new(const char *api_version, const char *kind, const char *name, const char *ns,
-				const char *plan, const char *plan_uid, cJSON **metadata, cJSON **labels)
-{
-	cJSON *obj = cJSON_CreateObject();
-	cJSON_AddStringToObject(obj, "apiVersion", api_version);
-	cJSON_AddStringToObject(obj, "kind", kind);
-	cJSON *md = cJSON_AddObjectToObject(obj, "metadata");
-	cJSON_AddStringToObject(md, "name", name);
-	if (ns)
-		cJSON_AddStringToObject(md, "namespace", ns);
-	cJSON *l = cJSON_AddObjectToObject(md, "labels");
-	cJSON_AddStringToObject(l, "app.kubernetes.io/managed-by", "drashift");
-	cJSON_AddStringToObject(l, "app.kubernetes.io/part-of", "drashift");
-	/* A plan name is a valid label value when it is short enough; the object always names it whole elsewhere. */
-	if (strlen(plan) <= FREEZE_LABEL_VALUE_MAX)
-		cJSON_AddStringToObject(l, FREEZE_LABEL_PLAN, plan);
-	/* Owned by the plan: deleting the plan deletes the freeze with it. */
-	if (plan_uid && plan_uid[0]) {
-		cJSON *owner = cJSON_CreateObject();
-		cJSON_AddStringToObject(owner, "apiVersion", "drashift.io/v1alpha1");
-		cJSON_AddStringToObject(owner, "kind", "MigrationPlan");
-		cJSON_AddStringToObject(owner, "name", plan);
-		cJSON_AddStringToObject(owner, "uid", plan_uid);
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), owner);
-	}
-	*metadata = md;
-	*labels = l;
-	return obj;
-}
-
 /* The object as compact JSON; the object is freed. */
 static char *freeze_print(cJSON *obj)
 {
@@ -155,7 +93,7 @@ char *freeze_parameter_json(const freeze_state_t *state)
 		return NULL;
 
 	cJSON *md, *labels;
-	cJSON *cm = freeze_object_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, state->plan, state->plan_uid, &md,
+	cJSON *cm = plan_object_child_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, state->plan, state->plan_uid, &md,
 				      &labels);
 	free(name);
 	cJSON_AddStringToObject(labels, FREEZE_LABEL_PARAMETER, "true");
@@ -215,7 +153,7 @@ char *freeze_taint_rule_json(const freeze_taint_t *t)
 	if (name == NULL)
 		return NULL;
 	cJSON *md, *labels;
-	cJSON *rule = freeze_object_new(FREEZE_TAINT_GROUP_VERSION, "DeviceTaintRule", name, NULL, t->plan, t->plan_uid,
+	cJSON *rule = plan_object_child_new(FREEZE_TAINT_GROUP_VERSION, "DeviceTaintRule", name, NULL, t->plan, t->plan_uid,
 					&md, &labels);
 	free(name);
 	cJSON *annotations = cJSON_AddObjectToObject(md, "annotations");

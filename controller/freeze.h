@@ -60,7 +60,6 @@
 #define FREEZE_NAMESPACE "drashift-system"
 #define FREEZE_NAME_PREFIX "drashift-freeze-"
 #define FREEZE_LABEL_PARAMETER "drashift.io/freeze-parameter"
-#define FREEZE_LABEL_PLAN "drashift.io/plan"
 /* The policy and its binding (manifests/freeze-policy.yaml); both carry this name. */
 #define FREEZE_POLICY_NAME "drashift-claim-freeze"
 

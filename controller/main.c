@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cli.h"
 #include "kube_http.h"
 #include "kubeconfig.h"
 #include "log.h"
@@ -272,6 +273,14 @@ static int main_check(const kubeconfig_t *cfg, long timeout_ms)
 
 int main(int argc, char **argv)
 {
+	/* cJSON allocates through xmalloc too: out of memory ends in xalloc.c, never in a NULL. */
+	cJSON_Hooks hooks = { .malloc_fn = xmalloc, .free_fn = free };
+	cJSON_InitHooks(&hooks);
+	/* kubectl-drashift (a link to this binary, found by kubectl on $PATH), or drashift-controller kubectl ... */
+	if (argc > 0 && cli_invoked_as_plugin(argv[0]))
+		return cli_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "kubectl") == 0)
+		return cli_main(argc - 1, argv + 1);
 	main_options_t opt = {
 		.timeout_ms = 30000,
 		.manager = {
@@ -286,9 +295,6 @@ int main(int argc, char **argv)
 	int rc = main_parse_args(argc, argv, &opt);
 	if (rc >= 0)
 		return rc;
-	/* cJSON allocates through xmalloc too: out of memory ends in xalloc.c, never in a NULL. */
-	cJSON_Hooks hooks = { .malloc_fn = xmalloc, .free_fn = free };
-	cJSON_InitHooks(&hooks);
 	if (opt.manager.lease_namespace == NULL)
 		opt.manager.lease_namespace = getenv("POD_NAMESPACE") ? getenv("POD_NAMESPACE") : "drashift-system";
 	char *identity = NULL;

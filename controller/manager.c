@@ -204,6 +204,8 @@ static void manager_stopped_leading(void *data)
 	manager_t *m = data;
 	if (!m->shutting_down)
 		log_error("lost the leader Lease: writes stopped, standing by", "identity", m->opt->identity);
+	if (m->plans)
+		plan_controller_stopped_leading(m->plans);
 }
 
 /* ---- shutdown ------------------------------------------------------------ */

@@ -12,6 +12,7 @@
 #include "kube_api.h"
 #include "log.h"
 #include "node_owners.h"
+#include "plan_history.h"
 #include "plan_object.h"
 #include "pool.h"
 #include "plan_status.h"
@@ -90,6 +91,11 @@ struct plan_controller {
 	pc_switch_t param, taint;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
+	/* Pools by phase, nodes by step (per pool), and how long nodes stayed in each step. */
+	metrics_gauge_t *m_pool_phase, *m_pool_nodes;
+	metrics_histogram_t *m_step_seconds;
+	/* The plans' histories (NULL in a dry run: it writes nothing). */
+	plan_history_t *history;
 	strmap_t metric_pools;
 	/* Nodes by the plan their records name: what a plan holds, found without its selectors. */
 	node_owners_t owners;
@@ -448,14 +454,21 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 	 * spec resumes from them) and a breach (an invalid spec lifts no freeze).
 	 */
 	cJSON *st = cJSON_IsObject(po->status) ? cJSON_Duplicate(po->status, true) : cJSON_CreateObject();
-	const char *replaced[] = { "phase", "observedGeneration", "conditions" };
+	const char *replaced[] = { "activity", "phase", "observedGeneration", "conditions" };
 	for (size_t i = 0; i < sizeof(replaced) / sizeof(replaced[0]); i++)
 		cJSON_DeleteItemFromObjectCaseSensitive(st, replaced[i]);
+	char *activity = xasprintf("Invalid: %s; drashift does nothing for the plan until it is fixed. Action: fix the "
+				   "spec (kubectl edit migrationplan %s)",
+				   why, po->meta.name);
+	cJSON_AddStringToObject(st, "activity", activity);
+	free(activity);
 	cJSON_AddStringToObject(st, "phase", "Invalid");
 	cJSON_AddNumberToObject(st, "observedGeneration", (double)po->generation);
 	cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
 	pc_condition(conds, po->status, "Invalid", true, "SpecInvalid", why, po->generation, now);
-	pc_condition(conds, po->status, "Ready", false, "SpecInvalid", "the plan is invalid; nothing is done", po->generation, now);
+	pc_condition(conds, po->status, "Ready", false, "SpecInvalid",
+		     "the plan is invalid; nothing is done until the spec is fixed (the Invalid condition says where)",
+		     po->generation, now);
 	pc_write_status(pc, po, st);
 }
 
@@ -585,6 +598,19 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 					  "plan", "pool", "signal", "verdict", NULL);
 	pc->m_frozen = metrics_gauge_new(r, "drashift_plan_frozen",
 					 "1 while an unacknowledged SLO breach freezes the plan.", "plan", NULL);
+	pc->m_pool_phase = metrics_gauge_new(r, "drashift_pool_phase",
+					     "1 for a pool's current phase (Legacy, Canary, Expanding, DRA, Paused, Frozen, "
+					     "RollingBack, Failed), 0 for the others.",
+					     "plan", "pool", "phase", NULL);
+	pc->m_pool_nodes = metrics_gauge_new(r, "drashift_pool_nodes",
+					     "Nodes of a pool by their handover step (legacy, draining, ..., dra, failed).",
+					     "plan", "pool", "step", NULL);
+	static const double step_buckets[] = { 1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200 };
+	pc->m_step_seconds = metrics_histogram_new(r, "drashift_node_step_duration_seconds",
+						   "How long nodes stayed in a handover step before the next one, by the "
+						   "step they left, as the plan's history recorded it.",
+						   step_buckets, sizeof(step_buckets) / sizeof(step_buckets[0]), "step",
+						   NULL);
 	pc->m_orphans = metrics_gauge_new(r, "drashift_orphaned_nodes",
 					  "Nodes carrying drashift's handover annotations that no MigrationPlan claims "
 					  "(docs/operations.md says how to release them).",
@@ -612,6 +638,10 @@ static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
 				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
 		}
+		for (int ph = 0; ph < POOL_PHASES; ph++)
+			metrics_gauge_remove(pc->m_pool_phase, plan, pool, pool_phase_name((pool_phase_t)ph), NULL);
+		for (int st = 0; st < HANDOVER_STEPS; st++)
+			metrics_gauge_remove(pc->m_pool_nodes, plan, pool, handover_step_name((handover_step_t)st), NULL);
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
@@ -646,6 +676,19 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 				metrics_gauge_set(pc->m_verdict, r->verdict == pc_verdicts[v] ? 1 : 0, name, pool, r->name,
 						  slo_verdict_name(pc_verdicts[v]), NULL);
 		}
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		const char *pool = plan->pools[i].name;
+		size_t steps[HANDOVER_STEPS] = { 0 };
+		for (size_t m = 0; m < runs[i].n; m++)
+			if ((int)runs[i].members[m].state.step >= 0 && runs[i].members[m].state.step < HANDOVER_STEPS)
+				steps[runs[i].members[m].state.step]++;
+		for (int st = 0; st < HANDOVER_STEPS; st++)
+			metrics_gauge_set(pc->m_pool_nodes, (double)steps[st], name, pool,
+					  handover_step_name((handover_step_t)st), NULL);
+		for (int ph = 0; ph < POOL_PHASES; ph++)
+			metrics_gauge_set(pc->m_pool_phase, runs[i].out.phase == (pool_phase_t)ph ? 1 : 0, name, pool,
+					  pool_phase_name((pool_phase_t)ph), NULL);
+	}
 	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
 }
 
@@ -1083,6 +1126,10 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 				cJSON_AddItemToArray(conds, cJSON_Duplicate(c, true));
 		}
 		pc_condition(conds, po->status, "Deleting", true, "ReleasingNodes", msg, po->generation, now_s);
+		char *activity = xasprintf("Deleting: %s", msg);
+		cJSON_DeleteItemFromObjectCaseSensitive(st, "activity");
+		cJSON_AddStringToObject(st, "activity", activity);
+		free(activity);
 		cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
 		cJSON_AddItemToObject(st, "conditions", conds);
 		if (!pc->dry_run && !(po->status && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(po->status, "handovers"),
@@ -1503,7 +1550,9 @@ static void pc_decide_pools(pc_reconcile_t *r)
 			.members = run->members,
 			.n_members = run->n,
 			.may_start = not_done_before < (size_t)plan->max_concurrent_pools && checked,
-			.start_held = checked ? NULL : "waiting for preflight: see the Preflight condition",
+			.start_held = checked ? NULL
+					      : "waiting for preflight: fix what the Preflight condition's Fail lines name, "
+						"or set spec.preflight: Warn",
 			.frozen = r->freeze.frozen,
 			.breach_rollback = r->freeze.frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
 					   r->breach_pool && strcmp(r->breach_pool, plan->pools[i].name) == 0,
@@ -1594,6 +1643,9 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
 	pc_add_time(p, "finishTime", run->out.record.finish_ms);
 	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
+	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
+	cJSON_AddStringToObject(p, "gate", gate);
+	free(gate);
 	return p;
 }
 
@@ -1650,14 +1702,20 @@ static void pc_render_breach(cJSON *st, const pc_reconcile_t *r)
 	cJSON_AddItemToObject(st, "breach", kept);
 }
 
+/* The breach that holds the freeze: the one recorded now, or the one recorded before. */
+static plan_breach_t pc_breach_in_force(const pc_reconcile_t *r)
+{
+	if (!r->new_breach.found)
+		return r->recorded;
+	return (plan_breach_t){ .id = r->new_breach.id, .pool = r->breach_pool, .signal = r->new_breach.signal,
+				.value = r->new_breach.value, .threshold = r->new_breach.threshold };
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
 	const char *name = r->po->meta.name;
-	plan_breach_t in_force = r->recorded;
-	if (r->new_breach.found)
-		in_force = (plan_breach_t){ .id = r->new_breach.id, .pool = r->breach_pool, .signal = r->new_breach.signal,
-					    .value = r->new_breach.value, .threshold = r->new_breach.threshold };
+	plan_breach_t in_force = pc_breach_in_force(r);
 	const cJSON *conflict = cJSON_GetArrayItem(r->conflicts, 0);
 	plan_conditions_input_t in = {
 		.plan = r->plan,
@@ -1689,14 +1747,27 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	cJSON *st = cJSON_CreateObject();
 	pool_phase_t *phases = xcalloc(plan->n_pools + 1, sizeof(*phases));
 	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
+	const char **messages = xcalloc(plan->n_pools + 1, sizeof(*messages));
+	pool_record_t *records = xcalloc(plan->n_pools + 1, sizeof(*records));
 	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		phases[i] = r->runs[i].out.phase;
+		messages[i] = r->runs[i].out.message;
+		records[i] = r->runs[i].out.record;
 		pools_dra += phases[i] == POOL_DRA;
 		nodes_dra += r->runs[i].out.n_dra;
 		nodes_total += r->runs[i].n;
 		cJSON_AddItemToArray(pools, pc_render_pool(pc, r, i));
 	}
+	/* First in kubectl describe (its fields are sorted): the phase, what happens next, what to do. */
+	plan_breach_t in_force = pc_breach_in_force(r);
+	plan_activity_input_t activity = { .plan = plan, .phases = phases, .messages = messages, .records = records,
+					   .frozen = r->freeze.frozen, .breach = &in_force, .now_ms = r->now };
+	char *text = plan_status_activity(&activity);
+	cJSON_AddStringToObject(st, "activity", text);
+	free(text);
+	free(messages);
+	free(records);
 	pc_render_signals(st, r);
 	pc_render_breach(st, r);
 	cJSON_AddStringToObject(st, "phase", plan_status_phase(phases, plan->n_pools, r->freeze.frozen, plan->paused));
@@ -1713,6 +1784,119 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	pc_render_conditions(pc, st, r, phases);
 	free(phases);
 	return st;
+}
+
+/* ---- history ---------------------------------------------------------------- */
+
+/* The node owner's devices that serve nobody, added to devices[path] (reconcilers/history.h says which are idle). */
+static void pc_free_devices(const plan_controller_t *pc, const plan_t *plan, const pool_member_t *mem,
+			    const handover_ads_t *ads, int64_t devices[HISTORY_PATHS][2])
+{
+	const char *node = mem->node->meta.name;
+	int64_t used = 0;
+	size_t it = 0;
+	void *v;
+	if (mem->state.step == HANDOVER_LEGACY) {
+		const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
+		while (pods && strmap_next(pods, &it, NULL, &v)) {
+			const projection_pod_t *pod = v;
+			int64_t count = 0;
+			if (pod->phase != PROJECTION_POD_SUCCEEDED && pod->phase != PROJECTION_POD_FAILED &&
+			    projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count))
+				used += count;
+		}
+		history_node_devices(ads->allocatable, used, &devices[HISTORY_PATH_LEGACY][0],
+				     &devices[HISTORY_PATH_LEGACY][1]);
+	} else if (mem->state.step == HANDOVER_DRA) {
+		char *node_driver = cache_node_driver_key(node, plan->driver);
+		const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+		free(node_driver);
+		while (held && strmap_next(held, &it, NULL, &v)) {
+			const projection_claim_t *claim = v;
+			for (size_t k = 0; claim->allocated && k < claim->n_results; k++)
+				used += claim->results[k].driver && strcmp(claim->results[k].driver, plan->driver) == 0;
+		}
+		history_node_devices(ads->slice_devices, used, &devices[HISTORY_PATH_DRA][0], &devices[HISTORY_PATH_DRA][1]);
+	}
+}
+
+/* Record what this reconcile saw in the plan's history: phases, steps, the breach, signals and free devices. */
+static void pc_record_history(plan_controller_t *pc, const pc_reconcile_t *r)
+{
+	const char *name = r->po->meta.name;
+	plan_history_t *h = pc->history;
+	if (h == NULL || !plan_history_ready(h, name, r->po->meta.uid, r->now))
+		return;
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		const pc_pool_run_t *run = &r->runs[i];
+		const char *pool = r->plan->pools[i].name;
+		plan_history_pool(h, name, pool, pool_phase_name(run->out.phase), r->now);
+		int64_t devices[HISTORY_PATHS][2] = { { 0 } };
+		for (size_t m = 0; m < run->n; m++) {
+			const pool_member_t *mem = &run->members[m];
+			char left[64];
+			int64_t held = plan_history_node(h, name, pool, mem->node->meta.name, handover_step_name(mem->state.step),
+							 mem->state.since_ms, r->now, left, sizeof(left));
+			if (held >= 0 && pc->m_step_seconds)
+				metrics_histogram_observe(pc->m_step_seconds, (double)held / 1000, left, NULL);
+			pc_free_devices(pc, r->plan, mem, &run->ads[m], devices);
+		}
+		bool at_rest = run->out.phase == POOL_LEGACY || run->out.phase == POOL_DRA;
+		plan_history_sample(h, name, pool, run->signals, run->gate, devices, at_rest, r->now);
+	}
+	const plan_new_breach_t *nb = &r->new_breach;
+	if (nb->found)
+		plan_history_breach(h, name, nb->id, r->plan->pools[nb->pool].name, nb->signal, nb->value, nb->threshold,
+				    false, r->now);
+	else
+		plan_history_breach(h, name, r->recorded.id, r->recorded.pool, r->recorded.signal, r->recorded.value,
+				    r->recorded.threshold, r->freeze.acknowledged, r->now);
+	plan_history_flush(h, r->now);
+}
+
+/* A pod changed: count it in the DRA-against-legacy comparison of the plan whose pool it runs in (or asks for). */
+static void pc_history_pod(plan_controller_t *pc, const projection_pod_t *old, const projection_pod_t *new)
+{
+	const projection_pod_t *pod = new ? new : old;
+	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
+	const char *node = pod->node_name ? pod->node_name : old ? old->node_name : NULL;
+	if (node != NULL) {
+		const pool_index_node_t *n = pool_index_node(&pc->pools, node);
+		const plan_object_t *po = n ? store_get(plans, NULL, n->matches[0].plan) : NULL;
+		int64_t count = 0;
+		if (po && po->valid && pod->n_claims > 0)
+			plan_history_pod(pc->history, po->meta.name, n->matches[0].pool, HISTORY_PATH_DRA, old, new);
+		else if (po && po->valid &&
+			 projection_quantity_find(pod->requests, pod->n_requests, po->plan.extended_resource, &count))
+			plan_history_pod(pc->history, po->meta.name, n->matches[0].pool, HISTORY_PATH_LEGACY, old, new);
+	} else {
+		/* Not placed: the plan whose extended resource, or whose DeviceClasses through its claims, it asks for. */
+		const store_t *claims = cache_store(pc->cache, CACHE_CLAIMS);
+		size_t it = 0;
+		const void *v;
+		bool counted = false;
+		while (!counted && store_next(plans, &it, &v)) {
+			const plan_object_t *po = v;
+			int64_t count = 0;
+			if (!po->valid)
+				continue;
+			for (size_t c = 0; c < pod->n_claims && !counted; c++) {
+				const projection_claim_t *claim = store_get(claims, pod->meta.namespace, pod->claims[c]);
+				for (size_t k = 0; claim && k < claim->n_device_classes && !counted; k++)
+					for (size_t d = 0; d < po->plan.n_device_classes && !counted; d++)
+						counted = strcmp(claim->device_classes[k], po->plan.device_classes[d]) == 0;
+			}
+			if (counted)
+				plan_history_pod(pc->history, po->meta.name, NULL, HISTORY_PATH_DRA, old, new);
+			else if (pod->n_claims == 0 &&
+				 projection_quantity_find(pod->requests, pod->n_requests, po->plan.extended_resource, &count)) {
+				plan_history_pod(pc->history, po->meta.name, NULL, HISTORY_PATH_LEGACY, old, new);
+				counted = true;
+			}
+		}
+	}
+	if (new == NULL)
+		plan_history_pod_gone(pc->history, old);
 }
 
 static void pc_reconcile_free(pc_reconcile_t *r)
@@ -1753,8 +1937,10 @@ static void pc_capacity_forget(plan_controller_t *pc, const char *plan)
 /* The plan is gone or going: forget what this process remembers of it, and release its nodes while its finalizer holds it. */
 static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const plan_object_t *po, uint64_t *requeue_ms)
 {
-	/* Its freeze objects go with the garbage collector. */
+	/* Its freeze objects and its history go with the garbage collector. */
 	pc_metrics_forget(pc, name);
+	if (pc->history)
+		plan_history_forget(pc->history, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
 	pc_preflight_free(strmap_remove(&pc->preflight, name));
@@ -1802,6 +1988,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	pc_act_on_nodes(pc, &r);
 	pc_release_strays(pc, po, r.record_changed, r.now, &r.requeue_ms, r.handovers);
 	pc_metrics_set(pc, name, r.plan, r.runs, r.freeze.frozen);
+	pc_record_history(pc, &r);
 	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
 	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
 	cJSON *st = pc_render_status(pc, &r);
@@ -1921,6 +2108,12 @@ static void plan_controller_schedule(plan_controller_t *pc)
 	timer_arm_within(&pc->timer, pc_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
 }
 
+void plan_controller_stopped_leading(plan_controller_t *pc)
+{
+	if (pc->history)
+		plan_history_forget(pc->history, NULL);
+}
+
 void plan_controller_poke(plan_controller_t *pc)
 {
 	if (pc->closing)
@@ -1963,6 +2156,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->dry_run = dry_run;
 	pc->queue = workqueue_new();
 	pc->slo = slo_tracker_new();
+	pc->history = dry_run ? NULL : plan_history_new(http);
 	pool_index_init(&pc->pools, plan_selector_matches);
 	pc->param = pc->taint = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
@@ -2026,8 +2220,11 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 	} else if (kind == CACHE_CLAIMS) {
 		const projection_claim_t *gone = old;
 		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);
-	} else if (kind == CACHE_PODS && new != NULL) {
-		slo_tracker_observe_pod(pc->slo, new, now);
+	} else if (kind == CACHE_PODS) {
+		if (new != NULL)
+			slo_tracker_observe_pod(pc->slo, new, now);
+		if (pc->history)
+			pc_history_pod(pc, old, new);
 	}
 	plan_controller_poke(pc);
 }
@@ -2044,6 +2241,7 @@ static void plan_controller_free(uv_handle_t *h)
 	void *data = pc->closed_data;
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
+	plan_history_free(pc->history);
 	pool_index_free(&pc->pools);
 	pc_switch_forget(&pc->param, NULL);
 	pc_switch_forget(&pc->taint, NULL);
@@ -2063,7 +2261,7 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0 || pc->probes > 0) {
+	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history))) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}

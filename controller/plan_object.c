@@ -6,6 +6,39 @@
 
 #include "xalloc.h"
 
+/* The API's limit on label values. */
+#define PLAN_OBJECT_LABEL_VALUE_MAX 63
+
+cJSON *plan_object_child_new(const char *api_version, const char *kind, const char *name, const char *ns,
+			     const char *plan, const char *plan_uid, cJSON **metadata, cJSON **labels)
+{
+	cJSON *obj = cJSON_CreateObject();
+	cJSON_AddStringToObject(obj, "apiVersion", api_version);
+	cJSON_AddStringToObject(obj, "kind", kind);
+	cJSON *md = cJSON_AddObjectToObject(obj, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	if (ns)
+		cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON *l = cJSON_AddObjectToObject(md, "labels");
+	cJSON_AddStringToObject(l, "app.kubernetes.io/managed-by", "drashift");
+	cJSON_AddStringToObject(l, "app.kubernetes.io/part-of", "drashift");
+	/* A plan name is a valid label value when it is short enough; the object always names it whole elsewhere. */
+	if (strlen(plan) <= PLAN_OBJECT_LABEL_VALUE_MAX)
+		cJSON_AddStringToObject(l, PLAN_OBJECT_LABEL_PLAN, plan);
+	/* Owned by the plan: deleting the plan deletes the object with it. */
+	if (plan_uid && plan_uid[0]) {
+		cJSON *owner = cJSON_CreateObject();
+		cJSON_AddStringToObject(owner, "apiVersion", "drashift.io/v1alpha1");
+		cJSON_AddStringToObject(owner, "kind", "MigrationPlan");
+		cJSON_AddStringToObject(owner, "name", plan);
+		cJSON_AddStringToObject(owner, "uid", plan_uid);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(md, "ownerReferences"), owner);
+	}
+	*metadata = md;
+	*labels = l;
+	return obj;
+}
+
 static char *plan_object_string(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

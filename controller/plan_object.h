@@ -32,6 +32,19 @@ typedef struct {
 
 extern const store_kind_t store_kind_plans;
 
+/* Label on the objects drashift keeps for a plan (its freeze parameter, its history): the plan's name. */
+#define PLAN_OBJECT_LABEL_PLAN "drashift.io/plan"
+
+/*
+ * An object drashift keeps for a plan: apiVersion, kind, name, namespace
+ * (NULL: cluster-scoped), drashift's labels, PLAN_OBJECT_LABEL_PLAN when the
+ * plan's name fits a label value, and the plan as its owner when plan_uid is
+ * set, so that deleting the plan deletes the object. *metadata and *labels
+ * are for the caller to add to.
+ */
+cJSON *plan_object_child_new(const char *api_version, const char *kind, const char *name, const char *ns,
+			     const char *plan, const char *plan_uid, cJSON **metadata, cJSON **labels);
+
 /* The status record of pool_name, or NULL. */
 const cJSON *plan_object_pool_status(const plan_object_t *p, const char *pool_name);
 

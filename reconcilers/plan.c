@@ -30,6 +30,8 @@
 #include "json_decode.h"
 #include "xalloc.h"
 
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,7 @@
 #define PLAN_MAX_MATCH_EXPRESSIONS 16
 #define PLAN_MAX_SELECTOR_VALUES 32
 #define PLAN_MAX_CANARY_NAMESPACES 64
-#define PLAN_MAX_ROLLBACK_POOLS 32
+#define PLAN_MAX_NAMED_POOLS 32
 #define PLAN_MAX_DURATION_LEN 32
 #define PLAN_MAX_BREACH_ID_LEN 253
 
@@ -655,17 +657,15 @@ static int plan__selectors_avoid_ownership(const json_decode_scope_t *spec, cons
 	return 0;
 }
 
-/* spec.rollback: all, or pools named in spec.pools (marked on each pool). */
-static int plan__rollback(const json_decode_scope_t *spec, plan_t *p)
+/*
+ * scope's "pools": names from spec.pools, each marking its pool (flag is the
+ * offset of a bool in plan_pool_t).
+ */
+static int plan__named_pools(const json_decode_scope_t *scope, plan_t *p, size_t flag)
 {
-	static const char *const known[] = {"all", "pools", NULL};
-	char path[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t rb;
 	char **names = NULL;
 	size_t n = 0;
-	if (json_decode_obj(spec, "rollback", false, &rb, path, sizeof(path)) != 0 || plan__known(&rb, known) != 0 ||
-	    json_decode_bool(&rb, "all", &p->rollback_all) != 0 ||
-	    plan__str_list(&rb, "pools", PLAN_MAX_ROLLBACK_POOLS, true, plan__valid_any, "", &names, &n) != 0) {
+	if (plan__str_list(scope, "pools", PLAN_MAX_NAMED_POOLS, true, plan__valid_any, "", &names, &n) != 0) {
 		plan__free_strs(names, n);
 		return -1;
 	}
@@ -678,13 +678,36 @@ static int plan__rollback(const json_decode_scope_t *spec, plan_t *p)
 			char comp[32], q[JSON_DECODE_QUOTE_BUF];
 			json_decode_bprintf(comp, sizeof(comp), "pools[%zu]", i);
 			json_decode_quote(q, sizeof(q), names[i]);
-			rc = json_decode_fail(&rb, comp, "must name pools listed in spec.pools (%s is not one)", q);
+			rc = json_decode_fail(scope, comp, "must name pools listed in spec.pools (%s is not one)", q);
 		} else {
-			p->pools[j].rollback = true;
+			*(bool *)((char *)&p->pools[j] + flag) = true;
 		}
 	}
 	plan__free_strs(names, n);
 	return rc;
+}
+
+/* spec.rollback: all, or pools named in spec.pools (marked on each pool). */
+static int plan__rollback(const json_decode_scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"all", "pools", NULL};
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t rb;
+	if (json_decode_obj(spec, "rollback", false, &rb, path, sizeof(path)) != 0 || plan__known(&rb, known) != 0 ||
+	    json_decode_bool(&rb, "all", &p->rollback_all) != 0)
+		return -1;
+	return plan__named_pools(&rb, p, offsetof(plan_pool_t, rollback));
+}
+
+/* spec.promote: pools whose canary expands without waiting out the rest of its bake. */
+static int plan__promote(const json_decode_scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"pools", NULL};
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t pr;
+	if (json_decode_obj(spec, "promote", false, &pr, path, sizeof(path)) != 0 || plan__known(&pr, known) != 0)
+		return -1;
+	return plan__named_pools(&pr, p, offsetof(plan_pool_t, promote));
 }
 
 static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
@@ -786,8 +809,8 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 {
 	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
 					    "ownership",   "pools",	       "maxConcurrentPools",
-					    "paused",	   "rollback",	       "slo",
-					    "acknowledgedBreach", "preflight", NULL};
+					    "paused",	   "rollback",	       "promote",
+					    "slo",	   "acknowledgedBreach", "preflight", NULL};
 	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
@@ -818,6 +841,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	    plan__selectors_avoid_ownership(&spec, p) != 0 ||
 	    plan__int32(&spec, "maxConcurrentPools", 1, 1, INT32_MAX, &p->max_concurrent_pools) != 0 ||
 	    json_decode_bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
+	    plan__promote(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
 	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0)
 		return -1;
@@ -921,4 +945,39 @@ size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes)
 	if (size < 1)
 		size = 1;
 	return size > n_nodes ? n_nodes : size;
+}
+
+/* The API's limit: object names are DNS subdomains. */
+#define PLAN_NAME_MAX 253
+/* "-" and 16 hex digits of the hash. */
+#define PLAN_HASH_SUFFIX_LEN 17
+
+static uint64_t plan_fnv1a64(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+/*
+ * Plan names are DNS subdomains of up to 253 characters, so the prefix can
+ * push an object's name past the limit. Those names keep as much of the
+ * plan name as fits and end in a hash of the whole name: still one object per
+ * plan, still recognisable in kubectl get. The cut must not leave a '-' or
+ * '.' just before the hash's '-' ("a.-x" is not a DNS subdomain).
+ */
+char *plan_child_name(const char *prefix, const char *plan)
+{
+	if (plan == NULL || plan[0] == '\0')
+		return NULL;
+	size_t len = strlen(plan);
+	if (strlen(prefix) + len <= PLAN_NAME_MAX)
+		return xasprintf("%s%s", prefix, plan);
+	size_t keep = PLAN_NAME_MAX - strlen(prefix) - PLAN_HASH_SUFFIX_LEN;
+	while (keep > 0 && (plan[keep - 1] == '-' || plan[keep - 1] == '.'))
+		keep--;
+	return xasprintf("%s%.*s-%016" PRIx64, prefix, (int)keep, plan, plan_fnv1a64(plan));
 }

@@ -73,6 +73,7 @@ typedef struct {
 	plan_drain_policy_t drain_policy;
 	uint64_t eviction_deadline_ms; /* Evict only: give up evicting after this; default 30m */
 	bool rollback;                 /* spec.rollback.pools names this pool */
+	bool promote;                  /* spec.promote.pools names it: the canary need not wait out its bake */
 } plan_pool_t;
 
 typedef struct {
@@ -137,5 +138,14 @@ bool plan_selector_matches(const plan_selector_t *sel, const projection_node_t *
 
 /* The canary size of a pool of n nodes: at least 1, at most n. */
 size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes);
+
+/*
+ * The name of an object drashift keeps for a plan: prefix and the plan's
+ * name ("drashift-freeze-gpu"), or, when that passes the 253 characters of a
+ * name, as much of the plan's name as fits and a hash of the whole name.
+ * NULL when plan is NULL or empty.
+ */
+char *plan_child_name(const char *prefix, const char *plan);
+
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rfc3339.h"
 #include "xalloc.h"
 
 void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64_t now_ms, plan_freeze_t *out)
@@ -22,6 +23,39 @@ void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold
 {
 	snprintf(value, len, "%.0f%s", r->value, r->unit);
 	snprintf(threshold, len, "%.0f%s", r->threshold, r->unit);
+}
+
+char *plan_status_gate_summary(const slo_result_t results[SLO_SIGNALS], uint32_t min_samples)
+{
+	const slo_result_t *breach;
+	char value[64], threshold[64];
+	switch (slo_gate(results, &breach)) {
+	case SLO_BREACH:
+		plan_status_signal_text(breach, value, threshold, sizeof(value));
+		return xasprintf("Breach: %s %s over its limit %s", breach->name, value, threshold);
+	case SLO_PASS: {
+		int pass = 0, unjudged = 0;
+		for (int i = 0; i < SLO_SIGNALS; i++) {
+			pass += results[i].verdict == SLO_PASS;
+			unjudged += results[i].verdict == SLO_UNJUDGED;
+		}
+		return xasprintf("Pass: %d signal(s) within their limits, %d without a limit (not judged)", pass, unjudged);
+	}
+	default: {
+		char *text = xstrdup("Inconclusive (not a pass):");
+		const char *sep = " ";
+		for (int i = 0; i < SLO_SIGNALS; i++) {
+			if (results[i].verdict != SLO_INCONCLUSIVE)
+				continue;
+			char *next = xasprintf("%s%s%s has %u of %u samples", text, sep, results[i].name, results[i].samples,
+					       min_samples ? min_samples : 1);
+			free(text);
+			text = next;
+			sep = ", ";
+		}
+		return text;
+	}
+	}
 }
 
 void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, const plan_pool_gate_t *gates,
@@ -88,19 +122,91 @@ static const char *plan_status_or_unknown(const char *s)
 	return s ? s : "?";
 }
 
+/* The first pool in phase ph, or n when none is. */
+static size_t plan_status_first(const plan_activity_input_t *in, pool_phase_t ph)
+{
+	size_t i = 0;
+	while (i < in->plan->n_pools && in->phases[i] != ph)
+		i++;
+	return i;
+}
+
+static const char *plan_status_message(const plan_activity_input_t *in, size_t pool)
+{
+	return in->messages[pool] ? in->messages[pool] : "";
+}
+
+/* A canary baking: until when, and what comes after. NULL when the pool is not baking. */
+static char *plan_status_baking(const plan_activity_input_t *in, size_t i)
+{
+	const plan_pool_t *pool = &in->plan->pools[i];
+	int64_t end = in->records[i].bake_start_ms + (int64_t)pool->bake_ms;
+	char when[RFC3339_LEN];
+	if (in->phases[i] != POOL_CANARY || in->records[i].bake_start_ms == 0 || pool->promote || end <= in->now_ms ||
+	    rfc3339_format(end * 1000, 0, when, sizeof(when)) != 0)
+		return NULL;
+	return xasprintf("Canary: pool %s's canary is on DRA and bakes until %s; then, once its SLO gate passes, the "
+			 "pool expands. Action: none (kubectl drashift promote %s %s ends the bake now)",
+			 pool->name, when, in->plan->name, pool->name);
+}
+
+char *plan_status_activity(const plan_activity_input_t *in)
+{
+	const plan_t *plan = in->plan;
+	size_t n = plan->n_pools;
+	const char *phase = plan_status_phase(in->phases, n, in->frozen, plan->paused);
+	const plan_breach_t *b = in->breach;
+	size_t i;
+	if (in->frozen && b)
+		return xasprintf("Frozen: pool %s's %s measured %s over its limit %s (breach %s); no node starts and new "
+				 "DRA allocations are stopped until a person lifts the freeze. Action: find the cause, then "
+				 "kubectl drashift acknowledge %s, or kubectl drashift rollback %s %s",
+				 plan_status_or_unknown(b->pool), plan_status_or_unknown(b->signal),
+				 plan_status_or_unknown(b->value), plan_status_or_unknown(b->threshold),
+				 plan_status_or_unknown(b->id), plan->name, plan->name, plan_status_or_unknown(b->pool));
+	if ((i = plan_status_first(in, POOL_FAILED)) < n)
+		return xasprintf("Failed: pool %s stopped: %s. Action: read the failed nodes' drashift.io/failure "
+				 "annotation and Events, fix the cause, or kubectl drashift rollback %s %s",
+				 plan->pools[i].name, plan_status_message(in, i), plan->name, plan->pools[i].name);
+	if ((i = plan_status_first(in, POOL_ROLLING_BACK)) < n)
+		return xasprintf("RollingBack: pool %s: %s; it stays on the device plugin while spec.rollback names it. "
+				 "Action: none",
+				 plan->pools[i].name, plan_status_message(in, i));
+	if (plan->paused && strcmp(phase, "Paused") == 0)
+		return xasprintf("Paused: handovers under way finish, none start. Action: kubectl drashift resume %s "
+				 "to go on",
+				 plan->name);
+	if (strcmp(phase, "DRA") == 0)
+		return xstrdup("DRA: every pool is owned by the DRA driver. Action: none");
+	for (i = 0; i < n; i++) {
+		if (in->phases[i] == POOL_DRA)
+			continue;
+		char *baking = plan_status_baking(in, i);
+		if (baking)
+			return baking;
+		if (in->phases[i] == POOL_LEGACY && (plan->rollback_all || plan->pools[i].rollback))
+			continue; /* rolled back and held there: say what the others do */
+		return xasprintf("%s: pool %s: %s. Action: none", phase, plan->pools[i].name, plan_status_message(in, i));
+	}
+	return xstrdup("Legacy: every pool is rolled back to the device plugin and spec.rollback holds it there. "
+		       "Action: remove the pools from spec.rollback to migrate them again");
+}
+
 /* What the Frozen condition says while frozen: the breach, what is enforced, how to lift it, what the API refused. */
 static char *plan_status_frozen_message(const plan_conditions_input_t *in)
 {
 	const plan_breach_t *b = in->breach;
 	plan_freeze_mode_t mode = in->plan->slo.freeze_mode;
 	bool admission = plan_freeze_by_admission(mode);
-	char *msg = xasprintf("pool %s: %s measured %s, threshold %s;%s%s%s%s lift with spec.acknowledgedBreach: %s",
+	char *msg = xasprintf("pool %s: %s measured %s, threshold %s;%s%s%s%s lift with spec.acknowledgedBreach: %s "
+			      "(kubectl drashift acknowledge %s) once the cause is understood, or roll the pool back "
+			      "(kubectl drashift rollback %s %s)",
 			      plan_status_or_unknown(b->pool), plan_status_or_unknown(b->signal),
 			      plan_status_or_unknown(b->value), plan_status_or_unknown(b->threshold),
 			      admission ? " new claims for " : "", admission ? in->plan->device_classes[0] : "",
 			      admission ? " are denied;" : "",
 			      plan_freeze_by_device_taint(mode) ? " the driver's devices are tainted NoSchedule;" : "",
-			      plan_status_or_unknown(b->id));
+			      plan_status_or_unknown(b->id), in->plan->name, in->plan->name, plan_status_or_unknown(b->pool));
 	const char *errors[] = { in->param_error, in->taint_error };
 	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
 		if (errors[i] == NULL)
@@ -124,12 +230,19 @@ void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t 
 		any_failed |= ph == POOL_FAILED;
 	}
 	bool ready = on_dra == n, paused = in->plan->paused;
+	const char *name = in->plan->name;
 	plan_status_set(&out[PLAN_COND_READY], "Ready", ready, ready ? "AllPoolsOnDRA" : "Migrating",
-			xstrdup(ready ? "every pool is owned by the DRA driver" : "not every pool is on DRA yet"));
+			ready ? xstrdup("every pool is owned by the DRA driver; nothing to do")
+			      : xasprintf("not every pool is on DRA yet; status.activity says what drashift waits for "
+					  "(kubectl drashift status %s shows every node)",
+					  name));
 	plan_status_set(&out[PLAN_COND_PROGRESSING], "Progressing", progress, progress ? "NodesMoving" : "Idle",
-			xstrdup(progress ? "nodes are being handed over" : "no handover under way"));
+			xstrdup(progress ? "nodes are being handed over; nothing to do" : "no handover under way"));
 	plan_status_set(&out[PLAN_COND_PAUSED], "Paused", paused, paused ? "SpecPaused" : "NotPaused",
-			xstrdup(paused ? "spec.paused is true: no node starts a handover" : "running"));
+			paused ? xasprintf("spec.paused is true: no node starts a handover; to go on: kubectl drashift "
+					   "resume %s (spec.paused: false)",
+					   name)
+			       : xstrdup("running"));
 	plan_status_set(&out[PLAN_COND_FROZEN], "Frozen", in->frozen,
 			in->frozen ? "SLOBreach" : in->acknowledged ? "BreachAcknowledged" : "NotFrozen",
 			in->frozen	    ? plan_status_frozen_message(in)
@@ -138,8 +251,10 @@ void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t 
 	bool degraded = any_failed || in->refused_nodes > 0 || in->first_conflict != NULL;
 	char *why = in->first_conflict ? xstrdup(in->first_conflict)
 		    : in->failed_nodes || in->refused_nodes
-			    ? xasprintf("%zu node(s) failed, %zu node(s) refused (see the nodes' Events)", in->failed_nodes,
-					in->refused_nodes)
+			    ? xasprintf("%zu node(s) failed, %zu node(s) refused (see the nodes' Events); fix the cause "
+					"named in a failed node's drashift.io/failure annotation, or roll its pool back "
+					"(kubectl drashift rollback %s POOL)",
+					in->failed_nodes, in->refused_nodes, name)
 			    : xstrdup("all nodes healthy");
 	plan_status_set(&out[PLAN_COND_DEGRADED], "Degraded", degraded,
 			in->first_conflict ? "NodeInTwoPools" : degraded ? "NodeProblems" : "Healthy", why);

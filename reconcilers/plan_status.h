@@ -75,6 +75,33 @@ void plan_new_breach_free(plan_new_breach_t *b);
 /* A signal's value and threshold as the status shows them ("573ms", "3000ms"). */
 void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len);
 
+/*
+ * status.pools[].gate: the pool's SLO gate in one line a person reads before
+ * the signals ("Pass: ...", "Breach: readyLatencyP95 41000ms over its limit
+ * 30000ms", "Inconclusive (not a pass): allocationFailurePercent has 3 of 5
+ * samples"). Owned.
+ */
+char *plan_status_gate_summary(const slo_result_t results[SLO_SIGNALS], uint32_t min_samples);
+
+/* What status.activity is written from. */
+typedef struct {
+	const plan_t *plan;
+	const pool_phase_t *phases;   /* one per pool */
+	const char *const *messages;  /* each pool's message (pool_output_t), NULL entries allowed */
+	const pool_record_t *records; /* each pool's record (the bake start) */
+	bool frozen;
+	const plan_breach_t *breach;  /* the breach in force when frozen */
+	int64_t now_ms;
+} plan_activity_input_t;
+
+/*
+ * status.activity, the first line of the plan's status in kubectl describe:
+ * the phase, one sentence of what drashift does or waits for next, and the
+ * action a person should take ("Action: none", or the command). Times in it
+ * are absolute, so it does not change while nothing happens. Owned.
+ */
+char *plan_status_activity(const plan_activity_input_t *in);
+
 /* The plan's phase: Frozen, Failed, RollingBack, Paused, DRA, Legacy, or its first active pool's phase. */
 const char *plan_status_phase(const pool_phase_t *phases, size_t n_pools, bool frozen, bool paused);
 

@@ -218,7 +218,9 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 		pool_message(out, "canary on DRA; baking for %llu s", (unsigned long long)(in->pool->bake_ms / 1000));
 		return;
 	}
-	bool baked = canary_done && in->now_ms - out->record.bake_start_ms >= (int64_t)in->pool->bake_ms;
+	/* spec.promote ends the bake early; the gate must still pass. */
+	bool baked = canary_done &&
+		     (in->pool->promote || in->now_ms - out->record.bake_start_ms >= (int64_t)in->pool->bake_ms);
 	if (beyond_canary || (baked && in->gate_passed)) {
 		out->phase = POOL_EXPANDING;
 		pool_assign(in, out, false, in->pool->max_unavailable);
@@ -236,7 +238,8 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 		pool_message(out, "canary baking: %lld s left", (long long)(left + 999) / 1000);
 	} else {
 		out->requeue_ms = 10000;
-		pool_message(out, "canary baked; waiting for the SLO gate to pass (inconclusive is not a pass): %s",
+		pool_message(out, "canary %s; waiting for the SLO gate to pass (inconclusive is not a pass): %s",
+			     in->pool->promote ? "promoted (spec.promote), bake skipped" : "baked",
 			     in->gate_waiting ? in->gate_waiting : "not judged yet");
 	}
 }

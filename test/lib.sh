@@ -212,3 +212,49 @@ spec:
 EOF_POD
 	done
 }
+
+# ---- kubectl drashift ----
+
+# kubectl drashift as kubectl finds it: drashift-controller linked as kubectl-drashift, first on PATH.
+kubectl_drashift_on_path() {
+	mkdir -p "$TEST_DIR/plugins"
+	ln -sf "${DRASHIFT_CONTROLLER:?}" "$TEST_DIR/plugins/kubectl-drashift"
+	export PATH="$TEST_DIR/plugins:$PATH"
+}
+
+# The plan `fleet` the kubectl drashift tests read and steer: pool a (one
+# canary node that bakes an hour, so it stays in Canary), then pool b, on the
+# simulator's pool labels; minSamples 5.
+apply_fleet_plan() {
+	kubectl apply -f - >/dev/null <<'EOF_PLAN'
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata: {name: fleet}
+spec:
+  driver: gpu.example.com
+  extendedResource: example.com/gpu
+  deviceClassNames: [gpu.example.com]
+  slo: {minSamples: 5}
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    canary: {nodes: 1}
+    bakeTime: 1h
+  - name: b
+    nodeSelector: {matchLabels: {drashift.io/pool: b}}
+    canary: {nodes: 1}
+EOF_PLAN
+}
+
+# A migration under way: drashift and the simulated fleet (pools a: 3 nodes,
+# b: 2), kubectl drashift on PATH, and the plan `fleet` with pool a's canary
+# on DRA and baking.
+start_fleet_plan_baking() {
+	install_drashift
+	start_fleet --pools a:3x4,b:2x4
+	start_operator
+	kubectl_drashift_on_path
+	apply_fleet_plan
+	baking() { [ -n "$(plan_field fleet '{.status.pools[0].bakeStartTime}')" ]; }
+	wait_for 180 "pool a's canary to bake" baking
+}

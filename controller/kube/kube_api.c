@@ -104,8 +104,16 @@ int kube_json_patch(kube_http_t *http, const char *path, const char *patch, kube
 int kube_apply(kube_http_t *http, const char *path, const char *json, bool force, kube_http_cb cb,
 	       void *data)
 {
-	char *full = xasprintf("%s%cfieldManager=" KUBE_FIELD_MANAGER "%s", path, strchr(path, '?') ? '&' : '?',
+	return kube_apply_as(http, path, json, KUBE_FIELD_MANAGER, force, cb, data);
+}
+
+int kube_apply_as(kube_http_t *http, const char *path, const char *json, const char *field_manager, bool force,
+		  kube_http_cb cb, void *data)
+{
+	char *manager = kube_escape(field_manager);
+	char *full = xasprintf("%s%cfieldManager=%s%s", path, strchr(path, '?') ? '&' : '?', manager,
 			       force ? "&force=true" : "");
+	free(manager);
 	/* YAML is a superset of JSON: the apply content type takes either. */
 	int rc = kube_send(http, "PATCH", full, "application/apply-patch+yaml", json, 1, cb, data);
 	free(full);

@@ -42,6 +42,9 @@ int kube_json_patch(kube_http_t *http, const char *path, const char *patch, kube
 /* Server-side apply as field manager "drashift"; force takes fields from other managers. */
 int kube_apply(kube_http_t *http, const char *path, const char *json, bool force, kube_http_cb cb,
 	       void *data);
+/* Server-side apply as field_manager (kubectl-drashift writes as a person, not as the operator). */
+int kube_apply_as(kube_http_t *http, const char *path, const char *json, const char *field_manager, bool force,
+		  kube_http_cb cb, void *data);
 int kube_delete(kube_http_t *http, const char *path, kube_http_cb cb, void *data);
 /*
  * Ask the Eviction API to evict a pod, so PodDisruptionBudgets hold. Not

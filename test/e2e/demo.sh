@@ -13,6 +13,17 @@ out=$("$DRASHIFT_ROOT/tools/demo" 2>"$DRASHIFT_DEMO_DIR/demo.err") || fail "tool
 expect_contains "$out" "pool a is on DRA" "demo output"
 expect_contains "$out" "Pools On DRA:" "demo output (kubectl describe migrationplan)"
 expect_contains "$out" "PoolPhaseChanged" "demo output (Events in describe)"
+expect_contains "$out" "└─ pool b" "demo output (kubectl drashift status's tree)"
+# The node table of the last frame lines up: every row has a cell starting
+# where each header starts, and nodes on DRA show a full progress bar.
+table=$(printf '%s\n' "$out" | awk '/^  NODE / { t = "" } /^  NODE /, /^$/ { t = t $0 "\n" } END { printf "%s", t }')
+[ -n "$table" ] || fail "no node table in the demo output"
+log "the last node table:"$'\n'"$table"
+misaligned=$(printf '%s' "$table" | awk 'NR == 1 { n = 0; for (i = 3; i <= length($0); i++)
+		if (substr($0, i, 1) != " " && substr($0, i - 1, 1) == " ") col[++n] = i; next }
+	NF { for (c = 1; c <= n; c++) if (substr($0, col[c] - 1, 1) != " " || substr($0, col[c], 1) == " ") { print; break } }')
+[ -z "$misaligned" ] || fail "node table rows not under their headers: $misaligned"
+printf '%s' "$table" | grep -q '\[#####\]' || fail "no node on DRA with a full progress bar in the node table"
 
 hint=$(printf '%s\n' "$out" | sed -n 's/^ *export //p')
 [ -n "$hint" ] || fail "demo printed no 'export KUBECONFIG=...' hint"

@@ -14,7 +14,10 @@
 #   3. FreezeAndRollback: pool b returns to Legacy once its DRA pods are done,
 #      the running pod ran to completion on its claim, drashift evicted nothing,
 #      and the simulator saw no double ownership or double allocation;
-#   4. acknowledging the breach deletes the DeviceTaintRule and admits claims.
+#   4. kubectl describe opens the status with the freeze and the command that
+#      lifts it; kubectl drashift status shows it; a person runs it
+#      (kubectl drashift acknowledge), which deletes the DeviceTaintRule and
+#      admits claims.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 install_drashift
@@ -158,7 +161,16 @@ log "step 3: pool b rolled back; nothing evicted, no violations"
 
 # ---- 4. a person acknowledges: the taint goes, claims are admitted ----
 breach=$(plan_field slo '{.status.breach.id}')
-kubectl patch mp slo --type=merge -p "{\"spec\":{\"acknowledgedBreach\":\"$breach\"}}" >/dev/null
+first=$(sed -n '/^Status:/{n;p;q}' "$TEST_DIR/describe.txt")
+expect_contains "$first" "Activity:  Frozen: pool b's readyLatencyP95 measured" "the first status line of kubectl describe"
+expect_contains "$first" "(breach $breach)" "the first status line of kubectl describe"
+expect_contains "$first" "Action: find the cause, then kubectl drashift acknowledge slo" "the first status line of kubectl describe"
+kubectl_drashift_on_path
+tree=$(kubectl drashift status slo)
+expect_contains "$tree" "├─ freeze: FROZEN" "kubectl drashift status of the frozen plan"
+expect_contains "$tree" "lift: kubectl drashift acknowledge slo (breach $breach)" "kubectl drashift status of the frozen plan"
+ack=$(kubectl drashift acknowledge slo)
+expect_eq "$ack" "migrationplan.drashift.io/slo: spec.acknowledgedBreach (unset) -> \"$breach\"" "what acknowledge printed"
 untainted() { ! tainted; }
 wait_for 30 "the DeviceTaintRule to be deleted" untainted
 admitted() { claim >/dev/null; }

@@ -61,7 +61,7 @@ expect_contains "$msg" "or set freezeMode: Admission" "taint rules fix"
 expect_contains "$msg" "Fail access: the ServiceAccount may not create pods/eviction (needed for a pool's drain policy Evict): grant it" "access line"
 expect_contains "$msg" "Fail nodes: pool a: 1 of 2 node(s) do not carry drashift.io/device-plugin=true (a-1)" "nodes line"
 expect_contains "$msg" "Pass api: resource.k8s.io/v1 is served" "api line"
-expect_contains "$(plan_field checked '{.status.pools[0].message}')" "waiting for preflight" "pool a's message"
+expect_contains "$(plan_field checked '{.status.pools[0].message}')" "waiting for preflight: fix what the Preflight condition's Fail lines name" "pool a's message"
 expect_eq "$(plan_field checked '{.status.pools[0].startTime}')" "" "pool a's start while preflight fails"
 expect_eq "$(kubectl get node a-0 -o jsonpath='{.metadata.annotations.drashift\.io/step}')" "" "a-0's handover record"
 kubectl get events -n default --field-selector reason=PreflightFailed -o jsonpath='{.items[*].message}' |

@@ -346,12 +346,20 @@ static void test_rollback_pause_and_acknowledgement(void **state)
 	assert_string_equal(p.acknowledged_breach, "a-allocationLatencyP95-1714564800");
 	plan_free(&p);
 
+	mutate(obj, "spec.promote", "{'pools':['a']}");
+	decode_ok(obj, &p);
+	assert_true(p.pools[0].promote);
+	assert_false(p.pools[1].promote);
+	plan_free(&p);
+
 	mutate(obj, "spec.rollback", "{'all':true}");
+	mutate(obj, "spec.promote", "{'pools':[]}");
 	mutate(obj, "spec.acknowledgedBreach", "''");
 	decode_ok(obj, &p);
 	assert_true(p.rollback_all);
 	assert_false(p.pools[0].rollback);
 	assert_false(p.pools[1].rollback);
+	assert_false(p.pools[0].promote);
 	assert_null(p.acknowledged_breach);
 	plan_free(&p);
 	cJSON_Delete(obj);
@@ -449,6 +457,10 @@ static const plan_case_t validation_cases[] = {
 	/* rollback */
 	{"spec.rollback", "{'pools':['a','c']}",
 	 "spec.rollback.pools[1]: must name pools listed in spec.pools (\"c\" is not one)"},
+	/* promote */
+	{"spec.promote", "{'pools':['c']}",
+	 "spec.promote.pools[0]: must name pools listed in spec.pools (\"c\" is not one)"},
+	{"spec.promote", "{'all':true}", "spec.promote.all: unknown field (this drashift does not know it)"},
 	/* selectors */
 	{"spec.pools[0].nodeSelector", NULL, "spec.pools[0].nodeSelector: missing"},
 	{"spec.pools[0].nodeSelector", "{}",

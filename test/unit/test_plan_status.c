@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan_status.h"
@@ -143,7 +144,7 @@ static void test_conditions_frozen_says_what_is_enforced_and_refused(void **stat
 		{ PLAN_FREEZE_ADMISSION, NULL, NULL, "new claims for gpu.example.com are denied;", "tainted" },
 		{ PLAN_FREEZE_DEVICE_TAINT, NULL, NULL, "the driver's devices are tainted NoSchedule;", "denied" },
 		{ PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT, NULL, "forbidden", "NOT ENFORCED YET (tried again at least 5 s apart): forbidden", NULL },
-		{ PLAN_FREEZE_ADMISSION, "timeout", NULL, "b-capacityDrift-7. NOT ENFORCED YET (tried again at least 5 s apart): timeout", NULL },
+		{ PLAN_FREEZE_ADMISSION, "timeout", NULL, "(kubectl drashift rollback gpu b). NOT ENFORCED YET (tried again at least 5 s apart): timeout", NULL },
 	};
 	plan_breach_t b = { .id = "b-capacityDrift-7", .pool = "b", .signal = "capacityDrift", .value = "1", .threshold = "0" };
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -159,6 +160,7 @@ static void test_conditions_frozen_says_what_is_enforced_and_refused(void **stat
 				"pool b: capacityDrift measured 1, threshold 0;");
 		check_condition(&c[PLAN_COND_FROZEN], "Frozen", true, "SLOBreach", rows[i].want);
 		check_condition(&c[PLAN_COND_FROZEN], "Frozen", true, "SLOBreach", "lift with spec.acknowledgedBreach: b-capacityDrift-7");
+		check_condition(&c[PLAN_COND_FROZEN], "Frozen", true, "SLOBreach", "(kubectl drashift acknowledge gpu)");
 		if (rows[i].not_want && strstr(c[PLAN_COND_FROZEN].message, rows[i].not_want))
 			fail_msg("row %zu: '%s' says '%s'", i, c[PLAN_COND_FROZEN].message, rows[i].not_want);
 		check_condition(&c[PLAN_COND_READY], "Ready", false, "Migrating", NULL);
@@ -195,6 +197,92 @@ static void test_conditions_degraded(void **state)
 	}
 }
 
+/* The gate in one line: the verdict first, then the signal that decided it. */
+static void test_gate_summary(void **state)
+{
+	(void)state;
+	static const struct {
+		slo_verdict_t lat, fail;
+		uint32_t fail_samples;
+		const char *want;
+	} rows[] = {
+		{ SLO_PASS, SLO_PASS, 9, "Pass: 2 signal(s) within their limits, 5 without a limit (not judged)" },
+		{ SLO_BREACH, SLO_PASS, 9, "Breach: readyLatencyP95 6046ms over its limit 3000ms" },
+		{ SLO_PASS, SLO_INCONCLUSIVE, 3,
+		  "Inconclusive (not a pass): allocationFailurePercent has 3 of 5 samples" },
+		{ SLO_INCONCLUSIVE, SLO_INCONCLUSIVE, 3,
+		  "Inconclusive (not a pass): readyLatencyP95 has 0 of 5 samples, allocationFailurePercent has 3 of 5 samples" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		slo_result_t r[SLO_SIGNALS];
+		for (int k = 0; k < SLO_SIGNALS; k++)
+			r[k] = (slo_result_t){ .name = "other", .unit = "", .verdict = SLO_UNJUDGED };
+		r[0] = (slo_result_t){ .name = "readyLatencyP95", .value = 6046.4, .threshold = 3000, .unit = "ms",
+				       .verdict = rows[i].lat };
+		r[1] = (slo_result_t){ .name = "allocationFailurePercent", .value = 1, .threshold = 5, .unit = "%",
+				       .samples = rows[i].fail_samples, .verdict = rows[i].fail };
+		char *got = plan_status_gate_summary(r, 5);
+		if (strcmp(got, rows[i].want) != 0)
+			fail_msg("row %zu: \"%s\"", i, got);
+		free(got);
+	}
+}
+
+/*
+ * status.activity answers the first three questions: the phase, what drashift
+ * does or waits for next, and what a person should do (the command).
+ */
+static void test_activity_says_what_next_and_what_to_do(void **state)
+{
+	(void)state;
+	plan_breach_t breach = { .id = "a-readyLatencyP95-9", .pool = "a", .signal = "readyLatencyP95", .value = "6046ms",
+				 .threshold = "3000ms" };
+	static const struct {
+		pool_phase_t a, b;
+		bool frozen, paused, rollback_all;
+		int64_t bake_start_ms;
+		const char *want[3]; /* parts of the text, in order */
+	} rows[] = {
+		{ POOL_CANARY, POOL_LEGACY, false, false, false, NOW - 60000,
+		  { "Canary: pool a's canary is on DRA and bakes until 2025-11-29T18:49:00Z", "Action: none",
+		    "kubectl drashift promote gpu a" } },
+		{ POOL_CANARY, POOL_LEGACY, false, false, false, 0, { "Canary: pool a: msg a", "Action: none", "" } },
+		{ POOL_FROZEN, POOL_LEGACY, true, false, false, NOW - 60000,
+		  { "Frozen: pool a's readyLatencyP95 measured 6046ms over its limit 3000ms (breach a-readyLatencyP95-9)",
+		    "Action: find the cause, then kubectl drashift acknowledge gpu", "kubectl drashift rollback gpu a" } },
+		{ POOL_PAUSED, POOL_LEGACY, false, true, false, 0, { "Paused: ", "Action: kubectl drashift resume gpu", "" } },
+		{ POOL_DRA, POOL_FAILED, false, false, false, 0,
+		  { "Failed: pool b stopped: msg b", "drashift.io/failure", "kubectl drashift rollback gpu b" } },
+		{ POOL_DRA, POOL_ROLLING_BACK, false, false, false, 0, { "RollingBack: pool b: msg b", "Action: none", "" } },
+		{ POOL_DRA, POOL_EXPANDING, false, false, false, 0, { "Expanding: pool b: msg b", "Action: none", "" } },
+		{ POOL_DRA, POOL_DRA, false, false, false, 0, { "DRA: every pool", "Action: none", "" } },
+		{ POOL_LEGACY, POOL_LEGACY, false, false, true, 0,
+		  { "Legacy: every pool is rolled back", "Action: remove the pools from spec.rollback", "" } },
+	};
+	const char *messages[] = { "msg a", "msg b" };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_t p = plan;
+		plan_pool_t ps[2] = { pools[0], pools[1] };
+		ps[0].bake_ms = 10 * 60000;
+		p.pools = ps;
+		p.paused = rows[i].paused;
+		p.rollback_all = rows[i].rollback_all;
+		pool_phase_t phases[2] = { rows[i].a, rows[i].b };
+		pool_record_t records[2] = { { .bake_start_ms = rows[i].bake_start_ms }, { 0 } };
+		plan_activity_input_t in = { .plan = &p, .phases = phases, .messages = messages, .records = records,
+					     .frozen = rows[i].frozen, .breach = &breach, .now_ms = NOW };
+		char *got = plan_status_activity(&in);
+		const char *at = got;
+		for (int k = 0; k < 3; k++) {
+			const char *found = strstr(at, rows[i].want[k]);
+			if (found == NULL)
+				fail_msg("row %zu: \"%s\" lacks \"%s\" (in this order)", i, got, rows[i].want[k]);
+			at = found;
+		}
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_conditions_quiet_plan),
 		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
 		cmocka_unit_test(test_conditions_degraded),
+		cmocka_unit_test(test_gate_summary),
+		cmocka_unit_test(test_activity_says_what_next_and_what_to_do),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

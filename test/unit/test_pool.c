@@ -144,6 +144,48 @@ static void test_bake_then_gate_then_expand(void **state)
 	pool_a.max_unavailable = 1;
 }
 
+/*
+ * spec.promote ends the canary's bake early, but nothing else: the canary
+ * must be on DRA with its bake recorded, and the gate must still pass.
+ */
+static void test_promote_skips_the_rest_of_the_bake(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *states;
+		int64_t bake_start_ms; /* 0: not recorded yet */
+		bool promote, gate;
+		pool_phase_t phase;
+		const char *goals;
+		const char *message; /* a part of it */
+	} rows[] = {
+		/* half-baked: only a promotion lets it expand */
+		{ "DLLL", NOW - 5 * MIN, false, true, POOL_CANARY, "....", "baking" },
+		{ "DLLL", NOW - 5 * MIN, true, true, POOL_EXPANDING, ".D..", "expanding" },
+		/* promoted but the gate has not passed: it waits for the gate, saying so */
+		{ "DLLL", NOW - 5 * MIN, true, false, POOL_CANARY, "....", "promoted (spec.promote), bake skipped" },
+		/* promoted before the canary is on DRA: the canary moves first, nothing else */
+		{ "LLLL", 0, true, true, POOL_CANARY, "D...", "canary: 0 of 1" },
+		/* canary just reached DRA: the bake start is recorded before anything else */
+		{ "DLLL", 0, true, true, POOL_CANARY, "....", "baking for" },
+	};
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
+				      .bake_start_ms = rows[r].bake_start_ms };
+		pool_a.promote = rows[r].promote;
+		pool_output_t out;
+		char g[17];
+		decide(rows[r].states, rec, rows[r].gate, &out);
+		goals(&out, strlen(rows[r].states), g);
+		if (out.phase != rows[r].phase || strcmp(g, rows[r].goals) != 0 ||
+		    strstr(out.message, rows[r].message) == NULL)
+			fail_msg("row %zu: phase %s goals %s message \"%s\"", r, pool_phase_name(out.phase), g,
+				 out.message);
+		pool_output_free(&out);
+	}
+	pool_a.promote = false;
+}
+
 static void test_max_unavailable_never_exceeded(void **state)
 {
 	(void)state;
@@ -261,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_canary_is_recorded_before_anyone_moves),
 		cmocka_unit_test(test_canary_prefers_nodes_already_moved),
 		cmocka_unit_test(test_bake_then_gate_then_expand),
+		cmocka_unit_test(test_promote_skips_the_rest_of_the_bake),
 		cmocka_unit_test(test_max_unavailable_never_exceeded),
 		cmocka_unit_test(test_done_paused_failed_waiting),
 		cmocka_unit_test(test_rollback_one_node_at_a_time),

@@ -15,6 +15,7 @@ DRASHIFT_DEBIAN_PACKAGES=(
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
 	openssl curl socat prometheus ca-certificates binutils jq
 	containerd runc containernetworking-plugins
+	chromium fonts-dejavu-core tmux
 )
 
 ensure_debian_packages() {
@@ -28,8 +29,15 @@ ensure_debian_packages() {
 	local sudo=
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
 	$sudo apt-get update -q >/dev/null || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
-		die "apt-get install ${missing[*]} failed"
+	# A line per package fetched and set up: a cold install (chromium) takes minutes.
+	local log
+	log=$(mktemp)
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 |
+		tee "$log" | while IFS= read -r line; do
+			case $line in Get:* | "Setting up "*) say "apt: ${line%% \[*}" ;; esac
+		done || true # under pipefail a failed install would end the script here, before its errors are shown
+	grep -q '^E:' "$log" && { sed -n 's/^E: //p' "$log" >&2; rm -f "$log"; die "apt-get install ${missing[*]} failed"; }
+	rm -f "$log"
 }
 
 ensure_go() {
