@@ -17,6 +17,8 @@
 #include "plan_object.h"
 #include "pool.h"
 #include "plan_status.h"
+#include "preflight.h"
+#include "preflight_probe.h"
 #include "pool_index.h"
 #include "rfc3339.h"
 #include "slo.h"
@@ -33,6 +35,26 @@
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
 /* Changes that arrive together are decided together: a reconcile runs at most this long after its plan is queued. */
 #define PLAN_BATCH_MS 50
+
+/* A failing preflight reads the API again after this long, doubling up to the maximum. */
+#define PLAN_PREFLIGHT_RETRY_MS 5000
+#define PLAN_PREFLIGHT_RETRY_MAX_MS 60000
+/* The Preflight condition's message holds 32768 bytes. */
+#define PLAN_PREFLIGHT_MESSAGE_MAX 32000
+
+/*
+ * A plan's preflight in this process: the last complete probe for the
+ * generation it was read for, and when the next may start. A pass is
+ * recorded in the plan's status (status.preflight), not here.
+ */
+typedef struct {
+	int64_t generation;
+	preflight_probe_t *facts; /* NULL: no probe answered yet for this generation */
+	bool passed;              /* the last decision from them passed: no more probes (a dry run records nothing) */
+	bool running;
+	uint64_t next_ms; /* loop time */
+	uint64_t backoff_ms;
+} pc_preflight_t;
 
 /*
  * One of the freeze's switches, per plan: the state this process wrote (or
@@ -85,6 +107,11 @@ struct plan_controller {
 	metrics_gauge_t *m_orphans;
 	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
 	uv_timer_t orphan_timer;
+	/* Plan -> pc_preflight_t *, and the probes in flight (close waits for them). */
+	strmap_t preflight;
+	int probes;
+	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
+	strmap_t capacity;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -466,13 +493,58 @@ typedef struct {
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
 } pc_pool_run_t;
 
+/* Devices of driver that claims allocated on the node hold. */
+static int64_t pc_devices_held(const plan_controller_t *pc, const char *node, const char *driver)
+{
+	char *node_driver = cache_node_driver_key(node, driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	int64_t n = 0;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
+			n += claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0;
+	}
+	return n;
+}
+
+/*
+ * The pool's capacity history for the latency judge: when its first node
+ * reached DRA (the step time recorded on the nodes), and whether its DRA
+ * nodes have a device no claim holds now.
+ */
+static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
+						 const char *pool, int64_t now)
+{
+	char *key = xasprintf("%s\x1f%s", plan->name, pool);
+	slo_capacity_t *c = strmap_get(&pc->capacity, key);
+	if (c == NULL) {
+		c = xcalloc(1, sizeof(*c));
+		strmap_put(&pc->capacity, key, c);
+	}
+	free(key);
+	int64_t first = 0, free_devices = 0;
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		if (mem->state.step != HANDOVER_DRA)
+			continue;
+		if (mem->state.since_ms > 0 && (first == 0 || mem->state.since_ms < first))
+			first = mem->state.since_ms;
+		free_devices += run->ads[m].slice_devices - pc_devices_held(pc, mem->node->meta.name, plan->driver);
+	}
+	slo_capacity_observe(c, first, free_devices, now, now - (int64_t)plan->slo.window_ms);
+	return c;
+}
+
 /*
  * Judge a pool's SLO signals from the tracker's samples and the nodes'
  * records: capacity drift of DRA nodes (the driver's physical devices against
  * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
-static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, int64_t now,
-			    int64_t since_floor)
+static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, const char *pool,
+			    int64_t now, int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
 	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
@@ -498,7 +570,8 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
 					       plan->n_device_classes, names, run->n, since, &samples);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
-			   .fights = fights, .failed_steps = failed, .now_ms = now };
+			   .fights = fights, .failed_steps = failed,
+			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
 	run->gate = slo_gate(run->signals, &run->breach);
 	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
@@ -1274,6 +1347,8 @@ typedef struct {
 	size_t refused, failed_nodes;
 	cJSON *handovers;        /* status.handovers */
 	uint64_t requeue_ms;
+	bool preflight_recorded;      /* status.preflight records a pass for this generation */
+	preflight_result_t preflight; /* this round's checks (zeroed when recorded) */
 } pc_reconcile_t;
 
 static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
@@ -1348,9 +1423,199 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
 			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
-		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
+}
+
+/* ---- preflight -------------------------------------------------------------- */
+
+static void pc_preflight_free(void *v)
+{
+	pc_preflight_t *st = v;
+	if (st == NULL)
+		return;
+	preflight_probe_free(st->facts);
+	free(st);
+}
+
+typedef struct {
+	plan_controller_t *pc;
+	char *plan;
+	int64_t generation;
+} pc_probe_t;
+
+/* A probe answered: keep it for its generation, set when the next may start, and decide again. */
+static void pc_on_preflight(preflight_probe_t *probe, void *data)
+{
+	pc_probe_t *c = data;
+	plan_controller_t *pc = c->pc;
+	pc->probes--;
+	pc_preflight_t *st = pc->closing ? NULL : strmap_get(&pc->preflight, c->plan);
+	if (st != NULL) {
+		uint64_t now = uv_now(pc->loop);
+		st->running = false;
+		if (st->generation == c->generation) {
+			preflight_probe_free(st->facts);
+			st->facts = probe;
+			probe = NULL;
+			st->next_ms = now + st->backoff_ms;
+			st->backoff_ms = st->backoff_ms * 2 > PLAN_PREFLIGHT_RETRY_MAX_MS ? PLAN_PREFLIGHT_RETRY_MAX_MS
+											  : st->backoff_ms * 2;
+		}
+		workqueue_add(pc->queue, c->plan, now);
+		if (pc->in_flight == 0)
+			plan_controller_schedule(pc);
+	}
+	preflight_probe_free(probe);
+	free(c->plan);
+	free(c);
+}
+
+/* Pods on the pool's nodes that may preempt and request the extended resource; *example names one. */
+static size_t pc_preempting_pods(const plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
+				 char **example)
+{
+	size_t n = 0;
+	*example = NULL;
+	for (size_t m = 0; m < run->n; m++) {
+		const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, run->members[m].node->meta.name);
+		size_t it = 0;
+		void *v;
+		while (pods && strmap_next(pods, &it, NULL, &v)) {
+			const projection_pod_t *pod = v;
+			int64_t count = 0;
+			if (!pod->preempts || pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED ||
+			    !projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) ||
+			    count <= 0)
+				continue;
+			if (n++ == 0)
+				*example = xasprintf("%s/%s", pod->meta.namespace, pod->meta.name);
+		}
+	}
+	return n;
+}
+
+/*
+ * Preflight (reconcilers/preflight.h): a pass recorded for this generation
+ * stands; otherwise the last probe's answers and the caches are judged, and
+ * the API is probed again while the checks fail, at a doubling pace.
+ */
+static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const plan_object_t *po = r->po;
+	r->preflight_recorded = plan_object_preflight_recorded(po);
+	if (r->preflight_recorded)
+		return;
+	pc_preflight_t *st = strmap_get(&pc->preflight, po->meta.name);
+	if (st == NULL) {
+		st = xcalloc(1, sizeof(*st));
+		st->generation = -1;
+		strmap_put(&pc->preflight, po->meta.name, st);
+	}
+	uint64_t now = uv_now(pc->loop);
+	if (st->generation != po->generation) {
+		preflight_probe_free(st->facts);
+		st->facts = NULL;
+		st->generation = po->generation;
+		st->next_ms = 0;
+		st->backoff_ms = PLAN_PREFLIGHT_RETRY_MS;
+		st->passed = false;
+	}
+	if (!st->running && !st->passed && now >= st->next_ms) {
+		pc_probe_t *c = xcalloc(1, sizeof(*c));
+		*c = (pc_probe_t){ .pc = pc, .plan = xstrdup(po->meta.name), .generation = po->generation };
+		if (preflight_probe_start(pc->http, r->plan, FREEZE_NAMESPACE, pc_on_preflight, c) != NULL) {
+			st->running = true;
+			pc->probes++;
+		} else {
+			free(c->plan);
+			free(c);
+			st->next_ms = now + st->backoff_ms;
+		}
+	}
+	const plan_t *plan = r->plan;
+	preflight_pool_t *pools = xcalloc(plan->n_pools + 1, sizeof(*pools));
+	char **examples = xcalloc(plan->n_pools + 1, sizeof(char *));
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		const cJSON *rec = plan_object_pool_status(po, plan->pools[i].name);
+		pools[i] = (preflight_pool_t){
+			.started = pc_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "startTime")) != 0,
+			.members = r->runs[i].members,
+			.ads = r->runs[i].ads,
+			.n_members = r->runs[i].n,
+			.preempting_pods = pc_preempting_pods(pc, plan, &r->runs[i], &examples[i]),
+		};
+		pools[i].preempting_example = examples[i];
+	}
+	preflight_input_t in = { .plan = plan, .pools = pools };
+	if (st->facts)
+		preflight_probe_fill(st->facts, &in);
+	preflight_decide(&in, &r->preflight);
+	st->passed = r->preflight.passed;
+	if (!r->preflight.passed && !st->running)
+		pc_requeue_within(&r->requeue_ms, st->next_ms > now ? st->next_ms - now : 1);
+	for (size_t i = 0; i < plan->n_pools; i++)
+		free(examples[i]);
+	free(examples);
+	free(pools);
+}
+
+/* The condition of this type as the status recorded it, or NULL. */
+static const cJSON *pc_recorded_condition(const plan_object_t *po, const char *type)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(po->status, "conditions"))
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
+		if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* status.preflight: the generation whose checks passed, and when; kept while that is the plan's generation. */
+static void pc_render_preflight(cJSON *st, const pc_reconcile_t *r)
+{
+	if (r->preflight_recorded) {
+		cJSON_AddItemToObject(st, "preflight",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r->po->status, "preflight"), true));
+		return;
+	}
+	if (!r->preflight.passed)
+		return;
+	cJSON *p = cJSON_AddObjectToObject(st, "preflight");
+	cJSON_AddNumberToObject(p, "passedGeneration", (double)r->po->generation);
+	cJSON_AddStringToObject(p, "passedTime", r->now_s);
+}
+
+/*
+ * The Preflight condition: as recorded once a pass is (the checks do not run
+ * again for that generation), otherwise this round's checks. A change of
+ * reason is logged and an Event, once, with the status that records it.
+ */
+static void pc_render_preflight_condition(plan_controller_t *pc, cJSON *conds, const pc_reconcile_t *r)
+{
+	const cJSON *old = pc_recorded_condition(r->po, "Preflight");
+	if (r->preflight_recorded && old) {
+		cJSON_AddItemToArray(conds, cJSON_Duplicate(old, true));
+		return;
+	}
+	const preflight_result_t *pf = &r->preflight;
+	const char *reason = r->preflight_recorded ? "Passed" : pf->reason;
+	char *message = r->preflight_recorded ? xstrdup("the checks passed for this generation of the spec")
+					      : xstrdup(pf->message);
+	events_utf8_truncate(message, PLAN_PREFLIGHT_MESSAGE_MAX);
+	bool ok = r->preflight_recorded || pf->passed;
+	pc_condition(conds, r->po->status, "Preflight", ok, reason, message, r->po->generation, r->now_s);
+	const cJSON *old_reason = cJSON_GetObjectItemCaseSensitive(old, "reason");
+	if (r->write_status && !pc->dry_run && strcmp(reason, "Checking") != 0 &&
+	    !(cJSON_IsString(old_reason) && strcmp(old_reason->valuestring, reason) == 0)) {
+		log_info("preflight", "plan", r->po->meta.name, "reason", reason);
+		events_emit(pc->events, &r->ref, ok ? "Normal" : "Warning", ok ? "PreflightPassed" : "PreflightFailed",
+			    "Preflight", "%s", pf->problems ? pf->problems : message);
+	}
+	free(message);
 }
 
 /* Decide: a new breach freezes the plan, recorded before anything acts on it. */
@@ -1407,13 +1672,17 @@ static void pc_decide_pools(pc_reconcile_t *r)
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		pc_read_pool_record(r->po, plan->pools[i].name, run);
+		bool checked = preflight_pool_may_start(&r->preflight, r->preflight_recorded, run->record.start_ms != 0);
 		pool_input_t in = {
 			.plan = plan,
 			.pool = &plan->pools[i],
 			.record = run->record,
 			.members = run->members,
 			.n_members = run->n,
-			.may_start = not_done_before < (size_t)plan->max_concurrent_pools,
+			.may_start = not_done_before < (size_t)plan->max_concurrent_pools && checked,
+			.start_held = checked ? NULL
+					      : "waiting for preflight: fix what the Preflight condition's Fail lines name, "
+						"or set spec.preflight: Warn",
 			.frozen = r->freeze.frozen,
 			.breach_rollback = r->freeze.frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
 					   r->breach_pool && strcmp(r->breach_pool, plan->pools[i].name) == 0,
@@ -1531,6 +1800,13 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 			cJSON_AddStringToObject(sig, "pool", r->plan->pools[i].name);
 			cJSON_AddStringToObject(sig, "value", value);
 			cJSON_AddStringToObject(sig, "threshold", threshold);
+			if (s->id == SLO_ALLOCATION_LATENCY) {
+				/* Beside the judged value: the same p95 counted from the claims' creation. */
+				slo_result_t raw = *s;
+				raw.value = s->raw_value;
+				plan_status_signal_text(&raw, value, threshold, sizeof(value));
+				cJSON_AddStringToObject(sig, "rawValue", value);
+			}
 			cJSON_AddNumberToObject(sig, "samples", s->samples);
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
 			cJSON_AddItemToArray(signals, sig);
@@ -1598,6 +1874,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		pc_condition(out, r->po->status, conds[c].type, conds[c].status, conds[c].reason, conds[c].message,
 			     r->po->generation, r->now_s);
 	plan_conditions_free(conds);
+	pc_render_preflight_condition(pc, out, r);
 }
 
 /* Render the whole status of a valid plan. */
@@ -1640,6 +1917,7 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	cJSON_AddBoolToObject(st, "frozen", r->freeze.frozen);
 	cJSON_AddBoolToObject(st, "holdsNodes", r->holds);
 	cJSON_AddItemToObject(st, "handovers", cJSON_Duplicate(r->handovers, true));
+	pc_render_preflight(st, r);
 	pc_render_conditions(pc, st, r, phases);
 	free(phases);
 	return st;
@@ -1771,6 +2049,26 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 	cJSON_Delete(r->conflicts);
 	cJSON_Delete(r->handovers);
 	plan_new_breach_free(&r->new_breach);
+	preflight_result_free(&r->preflight);
+}
+
+static void pc_capacity_free(void *v)
+{
+	if (v)
+		slo_capacity_free(v);
+	free(v);
+}
+
+/* Forget the capacity history of a plan's pools. */
+static void pc_capacity_forget(plan_controller_t *pc, const char *plan)
+{
+	size_t n;
+	char **keys = pc_names(&pc->capacity, &n);
+	size_t len = strlen(plan);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(keys[i], plan, len) == 0 && keys[i][len] == '\x1f')
+			pc_capacity_free(strmap_remove(&pc->capacity, keys[i]));
+	pc_names_free(keys, n);
 }
 
 /* The plan is gone or going: forget what this process remembers of it, and release its nodes while its finalizer holds it. */
@@ -1782,6 +2080,8 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 		plan_history_forget(pc->history, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
+	pc_preflight_free(strmap_remove(&pc->preflight, name));
+	pc_capacity_forget(pc, name);
 	if (po && po->releases_nodes)
 		pc_release_deleting(pc, po, requeue_ms);
 }
@@ -1815,6 +2115,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		return;
 	}
 	pc_judge(pc, &r);
+	pc_preflight(pc, &r);
 	pc_decide_breach(pc, &r);
 	pc_decide_pools(&r);
 	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
@@ -2001,6 +2302,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	node_owners_init(&pc->owners);
 	pc->finalizer_sent = (strmap_t)STRMAP_INIT;
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
+	pc->preflight = (strmap_t)STRMAP_INIT;
+	pc->capacity = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
@@ -2085,6 +2388,8 @@ static void plan_controller_free(uv_handle_t *h)
 	node_owners_free(&pc->owners);
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
+	strmap_clear(&pc->preflight, pc_preflight_free);
+	strmap_clear(&pc->capacity, pc_capacity_free);
 	free(pc);
 	if (done)
 		done(data);
@@ -2093,7 +2398,7 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0 || (pc->history && plan_history_busy(pc->history))) {
+	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history))) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}

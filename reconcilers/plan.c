@@ -850,10 +850,12 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "promote",
-					    "slo",	   "acknowledgedBreach", NULL};
+					    "slo",	   "acknowledgedBreach", "preflight", NULL};
+	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
 	const char *driver, *resource, *ack;
+	int preflight;
 	if (plan__type(top) != 0 || plan__meta(top, p) != 0 ||
 	    json_decode_obj(top, "spec", true, &spec, path, sizeof(path)) != 0 || plan__known(&spec, known) != 0 ||
 	    json_decode_str(&spec, "driver", true, &driver) != 0)
@@ -880,8 +882,10 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	    plan__int32(&spec, "maxConcurrentPools", 1, 1, INT32_MAX, &p->max_concurrent_pools) != 0 ||
 	    json_decode_bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
 	    plan__promote(&spec, p) != 0 ||
-	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0)
+	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
+	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0)
 		return -1;
+	p->preflight = (plan_preflight_t)preflight;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)
 		return json_decode_fail(&spec, "acknowledgedBreach", "longer than %d characters",
 					PLAN_MAX_BREACH_ID_LEN);

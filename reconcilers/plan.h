@@ -98,6 +98,12 @@ typedef struct {
 	plan_freeze_mode_t freeze_mode; /* default Admission */
 } plan_slo_t;
 
+/*
+ * spec.preflight: Enforce (pools that have not started wait until the
+ * preflight checks pass) or Warn (they show, and nothing waits for them).
+ */
+typedef enum { PLAN_PREFLIGHT_ENFORCE, PLAN_PREFLIGHT_WARN } plan_preflight_t;
+
 /* The freeze's parts a mode asks for. */
 bool plan_freeze_by_admission(plan_freeze_mode_t mode);
 bool plan_freeze_by_device_taint(plan_freeze_mode_t mode);
@@ -118,6 +124,7 @@ typedef struct {
 	bool paused;
 	bool rollback_all;                /* spec.rollback.all */
 	plan_slo_t slo;
+	plan_preflight_t preflight;
 	/* A person lifts a freeze by writing the breach's id here (spec.acknowledgedBreach). */
 	char *acknowledged_breach;
 } plan_t;

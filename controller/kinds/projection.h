@@ -149,6 +149,13 @@ typedef struct {
 	/* Kind and name of the controller ownerReference (e.g. Job, train-1); NULL when none. */
 	char *owner_kind;
 	char *owner_name;
+	/*
+	 * spec.priority > 0 and spec.preemptionPolicy not Never (both set by
+	 * priority admission from the PriorityClass): the pod may preempt, which
+	 * the scheduler does for extended resources but not for DRA devices
+	 * (preflight's warning).
+	 */
+	bool preempts;
 } projection_pod_t;
 
 /* ---- ResourceClaim (resource.k8s.io/v1) ---- */

@@ -420,6 +420,36 @@ static int64_t request_of(const projection_pod_t *p, const char *name)
 	return v;
 }
 
+/* Who may preempt: priority admission's spec.priority > 0, unless spec.preemptionPolicy is Never. */
+static void test_pod_preempts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec;
+		bool want;
+	} rows[] = {
+		{ "{}", false },
+		{ "{'priority':0}", false },
+		{ "{'priority':-5}", false },
+		{ "{'priority':100000}", true },
+		{ "{'priority':100000,'preemptionPolicy':'PreemptLowerPriority'}", true },
+		{ "{'priority':100000,'preemptionPolicy':'Never'}", false },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char json[256];
+		snprintf(json, sizeof(json), "{'metadata':{'name':'p'},'spec':%s}", rows[i].spec);
+		projection_pod_t p;
+		decode_pod_ok(json, &p);
+		if (p.preempts != rows[i].want)
+			fail_msg("%s: preempts %d", rows[i].spec, p.preempts);
+		projection_free_pod(&p);
+	}
+	char err[256];
+	cJSON *obj = fixture_quoted_json("{'metadata':{'name':'p'},'spec':{'priority':'high'}}");
+	assert_int_not_equal(projection_decode_pod(obj, &(projection_pod_t){ 0 }, err, sizeof(err)), 0);
+	cJSON_Delete(obj);
+}
+
 static void test_pod_requests_init_containers(void **state)
 {
 	(void)state;
@@ -992,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_slice_partitionable),
 		cmocka_unit_test(test_device_class_fixture),
 		cmocka_unit_test(test_pod_requests_init_containers),
+		cmocka_unit_test(test_pod_preempts),
 		cmocka_unit_test(test_pod_requests_which_resources),
 		cmocka_unit_test(test_pod_claims_deduplicated),
 		cmocka_unit_test(test_quantity_forms),

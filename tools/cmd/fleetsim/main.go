@@ -83,6 +83,7 @@ type Config struct {
 	ExtendedResource  string
 	Driver            string
 	DeviceClass       string
+	DaemonSetNS       string
 	DevicePluginLabel string
 	DRALabel          string
 	EnabledValue      string
@@ -174,6 +175,7 @@ func parseFlags(args []string) (*Config, error) {
 	fs.StringVar(&c.ExtendedResource, "extended-resource", "example.com/gpu", "extended resource the device plugin advertises")
 	fs.StringVar(&c.Driver, "driver", "gpu.example.com", "DRA driver name")
 	fs.StringVar(&c.DeviceClass, "device-class", "gpu.example.com", "DeviceClass to create (empty: none)")
+	fs.StringVar(&c.DaemonSetNS, "daemonset-namespace", "kube-system", "namespace of the device plugin's and the DRA driver's DaemonSets fleetsim creates, selecting the ownership labels (empty: none)")
 	fs.StringVar(&c.DevicePluginLabel, "device-plugin-label", "drashift.io/device-plugin", "node label that enables the device plugin")
 	fs.StringVar(&c.DRALabel, "dra-label", "drashift.io/dra-driver", "node label that enables the DRA driver")
 	fs.StringVar(&c.EnabledValue, "enabled-value", "true", "ownership label value meaning enabled")
@@ -390,6 +392,9 @@ func run(cfg *Config) error {
 	s.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 
 	if err := s.ensureDeviceClass(ctx); err != nil {
+		return err
+	}
+	if err := s.ensureDaemonSets(ctx); err != nil {
 		return err
 	}
 	if err := s.registerNodes(ctx); err != nil {
