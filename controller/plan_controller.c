@@ -491,6 +491,7 @@ typedef struct {
 	slo_verdict_t gate;
 	const slo_result_t *breach;
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
+	bool preflight_held; /* its start waits for preflight */
 } pc_pool_run_t;
 
 /* Devices of driver that claims allocated on the node hold. */
@@ -1673,6 +1674,7 @@ static void pc_decide_pools(pc_reconcile_t *r)
 		pc_pool_run_t *run = &r->runs[i];
 		pc_read_pool_record(r->po, plan->pools[i].name, run);
 		bool checked = preflight_pool_may_start(&r->preflight, r->preflight_recorded, run->record.start_ms != 0);
+		run->preflight_held = !checked;
 		pool_input_t in = {
 			.plan = plan,
 			.pool = &plan->pools[i],
@@ -1886,11 +1888,13 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
 	const char **messages = xcalloc(plan->n_pools + 1, sizeof(*messages));
 	pool_record_t *records = xcalloc(plan->n_pools + 1, sizeof(*records));
+	bool *held = xcalloc(plan->n_pools + 1, sizeof(*held));
 	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		phases[i] = r->runs[i].out.phase;
 		messages[i] = r->runs[i].out.message;
 		records[i] = r->runs[i].out.record;
+		held[i] = r->runs[i].preflight_held;
 		pools_dra += phases[i] == POOL_DRA;
 		nodes_dra += r->runs[i].out.n_dra;
 		nodes_total += r->runs[i].n;
@@ -1899,12 +1903,14 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	/* First in kubectl describe (its fields are sorted): the phase, what happens next, what to do. */
 	plan_breach_t in_force = pc_breach_in_force(r);
 	plan_activity_input_t activity = { .plan = plan, .phases = phases, .messages = messages, .records = records,
-					   .frozen = r->freeze.frozen, .breach = &in_force, .now_ms = r->now };
+					   .preflight_held = held, .frozen = r->freeze.frozen, .breach = &in_force,
+					   .now_ms = r->now };
 	char *text = plan_status_activity(&activity);
 	cJSON_AddStringToObject(st, "activity", text);
 	free(text);
 	free(messages);
 	free(records);
+	free(held);
 	pc_render_signals(st, r);
 	pc_render_breach(st, r);
 	cJSON_AddStringToObject(st, "phase", plan_status_phase(phases, plan->n_pools, r->freeze.frozen, plan->paused));
