@@ -1145,6 +1145,9 @@ typedef struct {
 	size_t refused, failed_nodes;
 	cJSON *handovers;        /* status.handovers */
 	uint64_t requeue_ms;
+	bool window_open;        /* inside a maintenance window (or the plan has none) */
+	int64_t window_edge_ms;  /* when that changes next; 0: never */
+	char window_edge_s[RFC3339_LEN];
 } pc_reconcile_t;
 
 static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
@@ -1269,11 +1272,27 @@ static void pc_read_pool_record(const plan_object_t *po, const char *pool, pc_po
 	};
 }
 
+/* Decide: are the maintenance windows open, and when does that change? Decided again at that edge. */
+static void pc_decide_window(pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
+	int64_t now_s = r->now / 1000;
+	r->window_open = window_open(plan->windows, plan->n_windows, now_s);
+	int64_t edge = window_next_edge(plan->windows, plan->n_windows, now_s);
+	r->window_edge_ms = edge * 1000;
+	r->window_edge_s[0] = '\0';
+	if (edge == 0)
+		return;
+	pc_format_time(r->window_edge_ms, r->window_edge_s, sizeof(r->window_edge_s));
+	pc_requeue_within(&r->requeue_ms, r->window_edge_ms > r->now ? (uint64_t)(r->window_edge_ms - r->now) : 1);
+}
+
 /* Decide: each pool's phase and its nodes' goals, in plan order. */
 static void pc_decide_pools(pc_reconcile_t *r)
 {
 	const plan_t *plan = r->plan;
 	size_t not_done_before = 0;
+	pc_decide_window(r);
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		pc_read_pool_record(r->po, plan->pools[i].name, run);
@@ -1290,6 +1309,8 @@ static void pc_decide_pools(pc_reconcile_t *r)
 			/* Expansion waits for a Pass: too few samples is no pass (docs/state-machines.md). */
 			.gate_passed = run->gate == SLO_PASS,
 			.gate_waiting = run->gate_waiting,
+			.window_closed = !r->window_open,
+			.window_opens = !r->window_open && r->window_edge_s[0] ? r->window_edge_s : NULL,
 			.now_ms = r->now,
 		};
 		pool_decide(&in, &run->out);
@@ -1354,9 +1375,17 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 		events_emit(pc->events, &r->ref, ph == POOL_FAILED ? "Warning" : "Normal", "PoolPhaseChanged", "Migrate",
 			    "pool %s: %s -> %s: %s", name, cJSON_IsString(old_phase) ? old_phase->valuestring : "(new)",
 			    pool_phase_name(ph), run->out.message ? run->out.message : "");
+	const cJSON *was_awaiting = cJSON_GetObjectItemCaseSensitive(plan_object_pool_status(r->po, name), "awaitingApproval");
+	if (!pc->dry_run && r->write_status && run->out.awaiting_approval && !cJSON_IsTrue(was_awaiting))
+		events_emit(pc->events, &r->ref, "Normal", "AwaitingApproval", "Promote",
+			    "pool %s: canary baked and its SLO gate passed; promotion is Manual: approve with kubectl "
+			    "drashift promote %s %s",
+			    name, r->plan->name, name);
 	cJSON *p = cJSON_CreateObject();
 	cJSON_AddStringToObject(p, "name", name);
 	cJSON_AddStringToObject(p, "phase", pool_phase_name(ph));
+	if (run->out.awaiting_approval)
+		cJSON_AddBoolToObject(p, "awaitingApproval", true);
 	cJSON *counts = cJSON_AddObjectToObject(p, "nodes");
 	cJSON_AddNumberToObject(counts, "legacy", (double)run->out.n_legacy);
 	cJSON_AddNumberToObject(counts, "inHandover", (double)run->out.n_handover);
@@ -1441,6 +1470,10 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 	const char *name = r->po->meta.name;
 	plan_breach_t in_force = pc_breach_in_force(r);
 	const cJSON *conflict = cJSON_GetArrayItem(r->conflicts, 0);
+	const char *awaiting = NULL;
+	for (size_t i = r->plan->n_pools; i-- > 0;)
+		if (r->runs[i].out.awaiting_approval)
+			awaiting = r->plan->pools[i].name;
 	plan_conditions_input_t in = {
 		.plan = r->plan,
 		.phases = phases,
@@ -1453,6 +1486,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		.first_conflict = conflict ? conflict->valuestring : NULL,
 		.failed_nodes = r->failed_nodes,
 		.refused_nodes = r->refused,
+		.awaiting_approval = awaiting,
 	};
 	plan_condition_t conds[PLAN_CONDITIONS];
 	plan_status_conditions(&in, conds);
@@ -1501,6 +1535,12 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	snprintf(buf, sizeof(buf), "%zu/%zu", nodes_dra, nodes_total);
 	cJSON_AddStringToObject(st, "nodesOnDRA", buf);
 	cJSON_AddBoolToObject(st, "frozen", r->freeze.frozen);
+	if (plan->n_windows > 0) {
+		cJSON *w = cJSON_AddObjectToObject(st, "window");
+		cJSON_AddBoolToObject(w, "open", r->window_open);
+		if (r->window_edge_s[0])
+			cJSON_AddStringToObject(w, r->window_open ? "closeTime" : "nextOpenTime", r->window_edge_s);
+	}
 	cJSON_AddBoolToObject(st, "holdsNodes", r->holds);
 	cJSON_AddItemToObject(st, "handovers", cJSON_Duplicate(r->handovers, true));
 	pc_render_conditions(pc, st, r, phases);

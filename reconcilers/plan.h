@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "projection.h"
+#include "window.h"
 
 /* One label requirement: key In/NotIn values, Exists, DoesNotExist (metav1.LabelSelector). */
 typedef enum {
@@ -74,6 +75,7 @@ typedef struct {
 	uint64_t eviction_deadline_ms; /* Evict only: give up evicting after this; default 30m */
 	bool rollback;                 /* spec.rollback.pools names this pool */
 	bool promote;                  /* spec.promote.pools names it: the canary need not wait out its bake */
+	bool manual_promotion;         /* promotion: Manual: after the bake and the gate, wait for spec.promote */
 } plan_pool_t;
 
 typedef struct {
@@ -111,6 +113,9 @@ typedef struct {
 	plan_slo_t slo;
 	/* A person lifts a freeze by writing the breach's id here (spec.acknowledgedBreach). */
 	char *acknowledged_breach;
+	/* spec.windows: handovers start only inside one (none: always). Zones are loaded by the controller. */
+	window_t *windows;
+	size_t n_windows;
 } plan_t;
 
 /*

@@ -259,6 +259,13 @@ void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t 
 	plan_status_set(&out[PLAN_COND_DEGRADED], "Degraded", degraded,
 			in->first_conflict ? "NodeInTwoPools" : degraded ? "NodeProblems" : "Healthy", why);
 	plan_status_set(&out[PLAN_COND_INVALID], "Invalid", false, "SpecValid", xstrdup("the spec is valid"));
+	const char *waiting = in->awaiting_approval;
+	plan_status_set(&out[PLAN_COND_AWAITING_APPROVAL], "AwaitingApproval", waiting != NULL,
+			waiting ? "PromotionManual" : "NotWaiting",
+			waiting ? xasprintf("pool %s: canary baked and its SLO gate passed; promotion is Manual: approve "
+					    "with kubectl drashift promote %s %s (spec.promote.pools)",
+					    waiting, name, waiting)
+				: xstrdup("no pool waits for approval"));
 }
 
 void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS])

@@ -112,6 +112,7 @@ typedef enum {
 	PLAN_COND_FROZEN,
 	PLAN_COND_DEGRADED,
 	PLAN_COND_INVALID,
+	PLAN_COND_AWAITING_APPROVAL,
 	PLAN_CONDITIONS,
 } plan_condition_id_t;
 
@@ -132,6 +133,7 @@ typedef struct {
 	int retry_seconds;
 	const char *first_conflict; /* a node two pools select (NULL: none) */
 	size_t failed_nodes, refused_nodes;
+	const char *awaiting_approval; /* the first pool waiting for a person's promotion (NULL: none) */
 } plan_conditions_input_t;
 
 /* The plan's conditions, in the order above. Free with plan_conditions_free(). */
