@@ -1464,16 +1464,21 @@ static plan_breach_t pc_breach_in_force(const pc_reconcile_t *r)
 				.value = r->new_breach.value, .threshold = r->new_breach.threshold };
 }
 
+/* The first pool (plan order) waiting for a person's promotion, or NULL. */
+static const char *pc_awaiting_approval(const pc_reconcile_t *r)
+{
+	for (size_t i = 0; i < r->plan->n_pools; i++)
+		if (r->runs[i].out.awaiting_approval)
+			return r->plan->pools[i].name;
+	return NULL;
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
 	const char *name = r->po->meta.name;
 	plan_breach_t in_force = pc_breach_in_force(r);
 	const cJSON *conflict = cJSON_GetArrayItem(r->conflicts, 0);
-	const char *awaiting = NULL;
-	for (size_t i = r->plan->n_pools; i-- > 0;)
-		if (r->runs[i].out.awaiting_approval)
-			awaiting = r->plan->pools[i].name;
 	plan_conditions_input_t in = {
 		.plan = r->plan,
 		.phases = phases,
@@ -1486,7 +1491,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		.first_conflict = conflict ? conflict->valuestring : NULL,
 		.failed_nodes = r->failed_nodes,
 		.refused_nodes = r->refused,
-		.awaiting_approval = awaiting,
+		.awaiting_approval = pc_awaiting_approval(r),
 	};
 	plan_condition_t conds[PLAN_CONDITIONS];
 	plan_status_conditions(&in, conds);
@@ -1519,7 +1524,8 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	/* First in kubectl describe (its fields are sorted): the phase, what happens next, what to do. */
 	plan_breach_t in_force = pc_breach_in_force(r);
 	plan_activity_input_t activity = { .plan = plan, .phases = phases, .messages = messages, .records = records,
-					   .frozen = r->freeze.frozen, .breach = &in_force, .now_ms = r->now };
+					   .frozen = r->freeze.frozen, .breach = &in_force,
+					   .awaiting_approval = pc_awaiting_approval(r), .now_ms = r->now };
 	char *text = plan_status_activity(&activity);
 	cJSON_AddStringToObject(st, "activity", text);
 	free(text);

@@ -181,6 +181,10 @@ char *plan_status_activity(const plan_activity_input_t *in)
 	for (i = 0; i < n; i++) {
 		if (in->phases[i] == POOL_DRA)
 			continue;
+		if (in->awaiting_approval && strcmp(in->awaiting_approval, plan->pools[i].name) == 0)
+			return xasprintf("%s: pool %s: the canary baked and its SLO gate passed; promotion is Manual, so it "
+					 "expands once a person approves. Action: kubectl drashift promote %s %s",
+					 phase, plan->pools[i].name, plan->name, plan->pools[i].name);
 		char *baking = plan_status_baking(in, i);
 		if (baking)
 			return baking;

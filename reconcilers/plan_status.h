@@ -91,6 +91,7 @@ typedef struct {
 	const pool_record_t *records; /* each pool's record (the bake start) */
 	bool frozen;
 	const plan_breach_t *breach;  /* the breach in force when frozen */
+	const char *awaiting_approval; /* the first pool waiting for a person's promotion (NULL: none) */
 	int64_t now_ms;
 } plan_activity_input_t;
 

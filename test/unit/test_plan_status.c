@@ -243,6 +243,21 @@ static void test_gate_summary(void **state)
 	}
 }
 
+/* A pool waiting for approval: the action is the command that approves it, not "none". */
+static void test_activity_awaiting_approval(void **state)
+{
+	(void)state;
+	const char *messages[] = { "msg a", "msg b" };
+	pool_phase_t phases[2] = { POOL_DRA, POOL_CANARY };
+	pool_record_t records[2] = { { 0 }, { .bake_start_ms = NOW - 60000 } };
+	plan_activity_input_t in = { .plan = &plan, .phases = phases, .messages = messages, .records = records,
+				     .awaiting_approval = "b", .now_ms = NOW };
+	char *got = plan_status_activity(&in);
+	assert_string_equal(got, "Canary: pool b: the canary baked and its SLO gate passed; promotion is Manual, so it "
+				 "expands once a person approves. Action: kubectl drashift promote gpu b");
+	free(got);
+}
+
 /*
  * status.activity answers the first three questions: the phase, what drashift
  * does or waits for next, and what a person should do (the command).
@@ -306,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_phase),
 		cmocka_unit_test(test_conditions_quiet_plan),
 		cmocka_unit_test(test_conditions_awaiting_approval),
+		cmocka_unit_test(test_activity_awaiting_approval),
 		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
 		cmocka_unit_test(test_conditions_degraded),
 		cmocka_unit_test(test_gate_summary),
