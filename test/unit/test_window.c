@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
+#include "plan_object.h"
 #include "rfc3339.h"
 #include "tzif.h"
 #include "window.h"
@@ -298,6 +300,50 @@ static void test_several_windows_and_none(void **state)
 	assert_int_equal(window_next_edge(NULL, 0, at("2026-06-06T12:00:00Z")), 0);
 }
 
+/* The plan as the controller caches it: each window's zone loaded, an unknown zone a clear Invalid. */
+static void decode_plan_with_zone(const char *zone, plan_object_t *po)
+{
+	cJSON *obj = fixture_json("plans/minimal.json");
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+	char *json = xasprintf("[{\"days\":[\"Saturday\"],\"start\":\"22:00\",\"end\":\"06:00\",\"timeZone\":\"%s\"}]", zone);
+	cJSON_AddItemToObject(spec, "windows", cJSON_Parse(json));
+	free(json);
+	char err[256];
+	assert_int_equal(store_kind_plans.decode(obj, po, err, sizeof(err)), 0);
+	cJSON_Delete(obj);
+}
+
+static void test_plan_zones_loaded_or_invalid(void **state)
+{
+	(void)state;
+	plan_object_t po;
+	unsetenv("TZDIR");
+	decode_plan_with_zone("Europe/Berlin", &po);
+	assert_true(po.valid);
+	assert_true(window_open(po.plan.windows, 1, at("2026-06-06T21:00:00Z")));  /* Saturday 23:00 CEST */
+	assert_false(window_open(po.plan.windows, 1, at("2026-06-06T19:00:00Z"))); /* Saturday 21:00 CEST */
+	store_kind_plans.release(&po);
+
+	decode_plan_with_zone("Europe/Atlantis", &po);
+	assert_false(po.valid);
+	assert_string_equal(po.invalid_reason, "spec.windows[0].timeZone: unknown time zone \"Europe/Atlantis\" "
+					       "(/usr/share/zoneinfo/Europe/Atlantis: not found)");
+	store_kind_plans.release(&po);
+
+	/* a directory, and a file that is not a zone, are no zones either; $TZDIR is where they are looked up */
+	decode_plan_with_zone("Europe", &po);
+	assert_false(po.valid);
+	assert_string_equal(po.invalid_reason, "spec.windows[0].timeZone: unknown time zone \"Europe\" "
+					       "(/usr/share/zoneinfo/Europe: not a TZif file)");
+	store_kind_plans.release(&po);
+	setenv("TZDIR", FIXTURES, 1);
+	decode_plan_with_zone("plans/minimal.json", &po);
+	assert_false(po.valid);
+	assert_non_null(strstr(po.invalid_reason, "/plans/minimal.json: not a TZif file)"));
+	store_kind_plans.release(&po);
+	unsetenv("TZDIR");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_overnight_window),
 		cmocka_unit_test(test_windows_on_the_nights_clocks_change),
 		cmocka_unit_test(test_several_windows_and_none),
+		cmocka_unit_test(test_plan_zones_loaded_or_invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
