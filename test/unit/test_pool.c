@@ -147,6 +147,27 @@ static void test_bake_then_gate_then_expand(void **state)
 }
 
 /*
+ * Decide for states with pool a's canary gpu-00 recorded 20 minutes ago and its
+ * bake started at bake_start_ms (0: not yet); the phase, the goals and a part
+ * of the message must be as given. Returns whether the pool awaits approval.
+ */
+static bool expect_decision(size_t row, const char *states, int64_t bake_start_ms, bool gate, pool_phase_t phase,
+			    const char *want_goals, const char *message)
+{
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
+			      .bake_start_ms = bake_start_ms };
+	pool_output_t out;
+	char g[17];
+	decide(states, rec, gate, &out);
+	goals(&out, strlen(states), g);
+	if (out.phase != phase || strcmp(g, want_goals) != 0 || strstr(out.message, message) == NULL)
+		fail_msg("row %zu: phase %s goals %s message \"%s\"", row, pool_phase_name(out.phase), g, out.message);
+	bool awaiting = out.awaiting_approval;
+	pool_output_free(&out);
+	return awaiting;
+}
+
+/*
  * spec.promote ends the canary's bake early, but nothing else: the canary
  * must be on DRA with its bake recorded, and the gate must still pass.
  */
@@ -172,18 +193,9 @@ static void test_promote_skips_the_rest_of_the_bake(void **state)
 		{ "DLLL", 0, true, true, POOL_CANARY, "....", "baking for" },
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
-				      .bake_start_ms = rows[r].bake_start_ms };
 		pool_a.promote = rows[r].promote;
-		pool_output_t out;
-		char g[17];
-		decide(rows[r].states, rec, rows[r].gate, &out);
-		goals(&out, strlen(rows[r].states), g);
-		if (out.phase != rows[r].phase || strcmp(g, rows[r].goals) != 0 ||
-		    strstr(out.message, rows[r].message) == NULL)
-			fail_msg("row %zu: phase %s goals %s message \"%s\"", r, pool_phase_name(out.phase), g,
-				 out.message);
-		pool_output_free(&out);
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, rows[r].gate, rows[r].phase, rows[r].goals,
+				rows[r].message);
 	}
 	pool_a.promote = false;
 }
@@ -217,19 +229,11 @@ static void test_manual_promotion_waits_for_a_person(void **state)
 		{ "DDLL", NOW - 11 * MIN, true, true, true, POOL_EXPANDING, "..D.", false, "expanding" },
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
-				      .bake_start_ms = rows[r].bake_start_ms };
 		pool_a.manual_promotion = rows[r].manual;
 		pool_a.promote = rows[r].promote;
-		pool_output_t out;
-		char g[17];
-		decide(rows[r].states, rec, rows[r].gate, &out);
-		goals(&out, strlen(rows[r].states), g);
-		if (out.phase != rows[r].phase || strcmp(g, rows[r].goals) != 0 || out.awaiting_approval != rows[r].awaiting ||
-		    strstr(out.message, rows[r].message) == NULL)
-			fail_msg("row %zu: phase %s goals %s awaiting %d message \"%s\"", r, pool_phase_name(out.phase), g,
-				 out.awaiting_approval, out.message);
-		pool_output_free(&out);
+		if (expect_decision(r, rows[r].states, rows[r].bake_start_ms, rows[r].gate, rows[r].phase, rows[r].goals,
+				    rows[r].message) != rows[r].awaiting)
+			fail_msg("row %zu: awaiting approval is not %d", r, rows[r].awaiting);
 	}
 	pool_a.manual_promotion = false;
 	pool_a.promote = false;
@@ -261,27 +265,13 @@ static void test_window_closed_starts_nothing(void **state)
 	window_closed = true;
 	pool_a.max_unavailable = 2;
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
-				      .bake_start_ms = rows[r].bake_start_ms };
 		pool_a.rollback = rows[r].rollback;
-		pool_output_t out;
-		char g[17];
-		decide(rows[r].states, rec, true, &out);
-		goals(&out, strlen(rows[r].states), g);
-		if (out.phase != rows[r].phase || strcmp(g, rows[r].goals) != 0 || strstr(out.message, rows[r].message) == NULL)
-			fail_msg("row %zu: phase %s goals %s message \"%s\"", r, pool_phase_name(out.phase), g, out.message);
-		pool_output_free(&out);
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
 	}
 	/* the window opens: the same pool moves */
 	window_closed = false;
 	pool_a.rollback = false;
-	pool_output_t out;
-	char g[17];
-	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN, .bake_start_ms = NOW - 11 * MIN };
-	decide("DLLL", rec, true, &out);
-	goals(&out, 4, g);
-	assert_string_equal(g, ".DD.");
-	pool_output_free(&out);
+	expect_decision(99, "DLLL", NOW - 11 * MIN, true, POOL_EXPANDING, ".DD.", "expanding");
 	pool_a.max_unavailable = 1;
 }
 
