@@ -12,7 +12,7 @@
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 install_drashift
-start_fleet --pools a:4x4
+start_fleet --pools a:10x4
 start_operator
 create_namespace team-load
 
@@ -51,7 +51,7 @@ wait_for 30 "pool a to say it waits for the window" waits
 expect_contains "$(plan_field win '{.status.pools[0].message}')" \
 	"no handover starts until $(date -u -d "@$open_at" +%Y-%m-%dT%H:%M:%SZ)" "pool a's message before the window"
 sleep $((open_at - $(date +%s) - 3))
-expect_eq "$(plan_field win '{.status.nodesOnDRA}')" 0/4 "nodes on DRA just before the window"
+expect_eq "$(plan_field win '{.status.nodesOnDRA}')" 0/10 "nodes on DRA just before the window"
 # shellcheck disable=SC2016
 starts() { awk '/msg="node step"/ && /plan=win/ && /from=legacy/ { sub(/^time=/, "", $1); print $1 }' "$TEST_DIR/operator.log"; }
 expect_eq "$(starts)" "" "handovers started before the window"
@@ -81,7 +81,7 @@ for t in $started; do
 done
 n_started=$(echo "$started" | wc -l)
 expect_eq "$(plan_field win '{.status.pools[0].nodes.dra}')" "$n_started" "nodes on DRA: every handover begun finished"
-[ "$n_started" -lt 4 ] || fail "all 4 nodes moved in a 30 s window with maxUnavailable 1: the test proves nothing about the close"
+[ "$n_started" -lt 10 ] || fail "all 10 nodes moved in a 30 s window with maxUnavailable 1: the test proves nothing about the close"
 expect_eq "$(plan_field win '{.status.window.nextOpenTime}')" \
 	"$(date -u -d "@$((open_at + 7 * 86400))" +%Y-%m-%dT%H:%M:%SZ)" "next opening, a week on"
 expect_contains "$(plan_field win '{.status.pools[0].message}')" "outside the maintenance windows" "pool a's message after the window"
@@ -92,6 +92,6 @@ log "window: $n_started handover(s) started inside it and finished; none after"
 kubectl patch mp win --type=merge -p '{"spec":{"rollback":{"pools":["a"]}}}' >/dev/null
 legacy() { [ "$(plan_field win '{.status.pools[0].phase}')" = Legacy ]; }
 wait_for 180 "pool a to roll back outside the window" legacy
-expect_eq "$(plan_field win '{.status.nodesOnDRA}')" 0/4 "nodes on DRA after the rollback"
+expect_eq "$(plan_field win '{.status.nodesOnDRA}')" 0/10 "nodes on DRA after the rollback"
 expect_no_violations
 log "rollback outside the window: pool a back on the device plugin"
