@@ -11,6 +11,9 @@
 
 #define TZ_HEADER_LEN 44
 #define TZ_MAX_NAME 128
+/* RFC 8536: an offset is more than -25 hours and less than 26 hours. */
+#define TZ_OFFSET_MIN (-89999)
+#define TZ_OFFSET_MAX 93599
 
 static int tz__fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -128,6 +131,8 @@ static int tz__footer(const char *s, tz_zone_t *z)
 	int32_t off;
 	if ((s = tz__rule_name(s)) == NULL || (s = tz__hms(s, &off)) == NULL)
 		return -1;
+	if (-off < TZ_OFFSET_MIN || -off > TZ_OFFSET_MAX)
+		return -1;
 	z->std_off = z->dst_off = -off; /* POSIX counts west of Greenwich */
 	z->has_rule = true;
 	if (*s == '\0')
@@ -137,7 +142,7 @@ static int tz__footer(const char *s, tz_zone_t *z)
 	z->rule_dst = true;
 	z->dst_off = z->std_off + 3600;
 	if (*s != ',' && *s != '\0') {
-		if ((s = tz__hms(s, &off)) == NULL)
+		if ((s = tz__hms(s, &off)) == NULL || -off < TZ_OFFSET_MIN || -off > TZ_OFFSET_MAX)
 			return -1;
 		z->dst_off = -off;
 	}
@@ -180,7 +185,7 @@ static int tz__parse(const uint8_t *data, size_t len, tz_zone_t *z, char *err, s
 	int32_t *type_off = xcalloc(c.type, sizeof(int32_t));
 	for (size_t i = 0; i < c.type; i++) {
 		type_off[i] = (int32_t)tz__be32(types + i * 6);
-		if (type_off[i] == INT32_MIN || types[i * 6 + 4] > 1) {
+		if (type_off[i] < TZ_OFFSET_MIN || type_off[i] > TZ_OFFSET_MAX || types[i * 6 + 4] > 1) {
 			free(type_off);
 			return tz__fail(err, errlen, "TZif local time type %zu invalid", i);
 		}
