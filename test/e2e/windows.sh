@@ -2,7 +2,8 @@
 # Maintenance windows end to end, on the real control plane with the
 # simulated fleet: a plan created with a window that opens 40 s later and
 # lasts 30 s (UTC, today's weekday):
-#   - before the window no handover starts, and status.window says when it opens;
+#   - before the window no handover starts, and status.window (and kubectl
+#     drashift status) says when it opens;
 #   - inside it handovers start (the canary, then the expansion);
 #   - every handover begun inside it finishes, and none starts after it closes
 #     (status.window then names the next opening, a week on);
@@ -14,6 +15,7 @@ testenv_start
 install_drashift
 start_fleet --pools a:10x4
 start_operator
+kubectl_drashift_on_path
 create_namespace team-load
 
 open_at=$(($(date +%s) + 40))
@@ -50,6 +52,8 @@ waits() { plan_field win '{.status.pools[0].message}' | grep -q 'outside the mai
 wait_for 30 "pool a to say it waits for the window" waits
 expect_contains "$(plan_field win '{.status.pools[0].message}')" \
 	"no handover starts until $(date -u -d "@$open_at" +%Y-%m-%dT%H:%M:%SZ)" "pool a's message before the window"
+expect_contains "$(kubectl drashift status win)" \
+	"window: closed, no handover starts; next opens $(date -u -d "@$open_at" +%Y-%m-%dT%H:%M:%SZ)" "kubectl drashift status"
 sleep $((open_at - $(date +%s) - 3))
 expect_eq "$(plan_field win '{.status.nodesOnDRA}')" 0/10 "nodes on DRA just before the window"
 # shellcheck disable=SC2016
@@ -61,6 +65,8 @@ opened() { [ "$(plan_field win '{.status.window.open}')" = true ]; }
 wait_for 20 "the window to open" opened
 expect_eq "$(plan_field win '{.status.window.closeTime}')" "$(date -u -d "@$close_at" +%Y-%m-%dT%H:%M:%SZ)" \
 	"status.window.closeTime"
+expect_contains "$(kubectl drashift status win)" "window: open until $(date -u -d "@$close_at" +%Y-%m-%dT%H:%M:%SZ)" \
+	"kubectl drashift status inside the window"
 canary_dra() { [ "$(plan_field win '{.status.pools[0].nodes.dra}')" -ge 1 ]; }
 wait_for 30 "the canary to reach DRA inside the window" canary_dra
 dra_load team-load a 2
