@@ -5,7 +5,8 @@
 #   - before the window no handover starts, and status.window (and kubectl
 #     drashift status) says when it opens;
 #   - inside it handovers start (the canary, then the expansion);
-#   - every handover begun inside it finishes, and none starts after it closes
+#   - every handover begun inside it finishes, also one still draining a
+#     device-plugin job when it closes, and none starts after it closes
 #     (status.window then names the next opening, a week on);
 #   - outside the window a rollback proceeds to the device plugin.
 # Start times are read from the operator's "node step" log lines that leave
@@ -17,6 +18,19 @@ start_fleet --pools a:10x4
 start_operator
 kubectl_drashift_on_path
 create_namespace team-load
+# A device-plugin job on a-1, the first node after the canary, running past
+# the window's end: a-1's handover, begun inside the window, waits for it to
+# finish (drain policy Wait) and so is still under way when the window closes.
+kubectl -n team-load create -f - >/dev/null <<'EOF_POD'
+apiVersion: v1
+kind: Pod
+metadata: {name: holder, annotations: {fleetsim/duration: 80s}}
+spec:
+  nodeName: a-1
+  containers: [{name: main, image: registry.invalid/job, resources: {limits: {example.com/gpu: 1}}}]
+EOF_POD
+holder_running() { [ "$(kubectl -n team-load get pod holder -o jsonpath='{.status.phase}')" = Running ]; }
+wait_for 60 "the device-plugin job on a-1 to run" holder_running
 
 open_at=$(($(date +%s) + 40))
 close_at=$((open_at + 30))
@@ -74,6 +88,8 @@ dra_load team-load a 2
 # ---- after the window ----
 past_close() { [ "$(date +%s)" -gt "$close_at" ] && closed; }
 wait_for 40 "the window to close" past_close
+expect_eq "$(kubectl get node a-1 -o jsonpath='{.metadata.annotations.drashift\.io/step}')" draining \
+	"a-1's step as the window closes (its job still runs)"
 settled() { [ "$(plan_field win '{.status.pools[0].nodes.inHandover}')" = 0 ]; }
 wait_for 120 "handovers begun in the window to finish" settled
 sleep 8 # a pool that ignored the window would start its next node now
@@ -86,6 +102,9 @@ for t in $started; do
 		fail "a handover started at $t, outside the window $(date -u -d "@$open_at" +%T)-$(date -u -d "@$close_at" +%T)"
 done
 n_started=$(echo "$started" | wc -l)
+expect_eq "$(kubectl -n team-load get pod holder -o jsonpath='{.status.phase}')" Succeeded "a-1's job ran to its end"
+expect_eq "$(kubectl get node a-1 -o jsonpath='{.metadata.labels.drashift\.io/dra-driver}')" true \
+	"a-1, begun inside the window, finished after it"
 expect_eq "$(plan_field win '{.status.pools[0].nodes.dra}')" "$n_started" "nodes on DRA: every handover begun finished"
 [ "$n_started" -lt 10 ] || fail "all 10 nodes moved in a 30 s window with maxUnavailable 1: the test proves nothing about the close"
 expect_eq "$(plan_field win '{.status.window.nextOpenTime}')" \
