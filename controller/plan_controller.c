@@ -1350,6 +1350,9 @@ typedef struct {
 	uint64_t requeue_ms;
 	bool preflight_recorded;      /* status.preflight records a pass for this generation */
 	preflight_result_t preflight; /* this round's checks (zeroed when recorded) */
+	bool window_open;        /* inside a maintenance window (or the plan has none) */
+	int64_t window_edge_ms;  /* when that changes next; 0: never */
+	char window_edge_s[RFC3339_LEN];
 } pc_reconcile_t;
 
 static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
@@ -1665,11 +1668,27 @@ static void pc_read_pool_record(const plan_object_t *po, const char *pool, pc_po
 	};
 }
 
+/* Decide: are the maintenance windows open, and when does that change? Decided again at that edge. */
+static void pc_decide_window(pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
+	int64_t now_s = r->now / 1000;
+	r->window_open = window_open(plan->windows, plan->n_windows, now_s);
+	int64_t edge = window_next_edge(plan->windows, plan->n_windows, now_s);
+	r->window_edge_ms = edge * 1000;
+	r->window_edge_s[0] = '\0';
+	if (edge == 0)
+		return;
+	pc_format_time(r->window_edge_ms, r->window_edge_s, sizeof(r->window_edge_s));
+	pc_requeue_within(&r->requeue_ms, r->window_edge_ms > r->now ? (uint64_t)(r->window_edge_ms - r->now) : 1);
+}
+
 /* Decide: each pool's phase and its nodes' goals, in plan order. */
 static void pc_decide_pools(pc_reconcile_t *r)
 {
 	const plan_t *plan = r->plan;
 	size_t not_done_before = 0;
+	pc_decide_window(r);
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		pc_read_pool_record(r->po, plan->pools[i].name, run);
@@ -1691,6 +1710,8 @@ static void pc_decide_pools(pc_reconcile_t *r)
 			/* Expansion waits for a Pass: too few samples is no pass (docs/state-machines.md). */
 			.gate_passed = run->gate == SLO_PASS,
 			.gate_waiting = run->gate_waiting,
+			.window_closed = !r->window_open,
+			.window_opens = !r->window_open && r->window_edge_s[0] ? r->window_edge_s : NULL,
 			.now_ms = r->now,
 		};
 		pool_decide(&in, &run->out);
@@ -1755,9 +1776,17 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 		events_emit(pc->events, &r->ref, ph == POOL_FAILED ? "Warning" : "Normal", "PoolPhaseChanged", "Migrate",
 			    "pool %s: %s -> %s: %s", name, cJSON_IsString(old_phase) ? old_phase->valuestring : "(new)",
 			    pool_phase_name(ph), run->out.message ? run->out.message : "");
+	const cJSON *was_awaiting = cJSON_GetObjectItemCaseSensitive(plan_object_pool_status(r->po, name), "awaitingApproval");
+	if (!pc->dry_run && r->write_status && run->out.awaiting_approval && !cJSON_IsTrue(was_awaiting))
+		events_emit(pc->events, &r->ref, "Normal", "AwaitingApproval", "Promote",
+			    "pool %s: canary baked and its SLO gate passed; promotion is Manual: approve with kubectl "
+			    "drashift promote %s %s",
+			    name, r->plan->name, name);
 	cJSON *p = cJSON_CreateObject();
 	cJSON_AddStringToObject(p, "name", name);
 	cJSON_AddStringToObject(p, "phase", pool_phase_name(ph));
+	if (run->out.awaiting_approval)
+		cJSON_AddBoolToObject(p, "awaitingApproval", true);
 	cJSON *counts = cJSON_AddObjectToObject(p, "nodes");
 	cJSON_AddNumberToObject(counts, "legacy", (double)run->out.n_legacy);
 	cJSON_AddNumberToObject(counts, "inHandover", (double)run->out.n_handover);
@@ -1850,6 +1879,15 @@ static plan_breach_t pc_breach_in_force(const pc_reconcile_t *r)
 				.value = r->new_breach.value, .threshold = r->new_breach.threshold };
 }
 
+/* The first pool (plan order) waiting for a person's promotion, or NULL. */
+static const char *pc_awaiting_approval(const pc_reconcile_t *r)
+{
+	for (size_t i = 0; i < r->plan->n_pools; i++)
+		if (r->runs[i].out.awaiting_approval)
+			return r->plan->pools[i].name;
+	return NULL;
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
@@ -1868,6 +1906,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		.first_conflict = conflict ? conflict->valuestring : NULL,
 		.failed_nodes = r->failed_nodes,
 		.refused_nodes = r->refused,
+		.awaiting_approval = pc_awaiting_approval(r),
 	};
 	plan_condition_t conds[PLAN_CONDITIONS];
 	plan_status_conditions(&in, conds);
@@ -1904,7 +1943,7 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	plan_breach_t in_force = pc_breach_in_force(r);
 	plan_activity_input_t activity = { .plan = plan, .phases = phases, .messages = messages, .records = records,
 					   .preflight_held = held, .frozen = r->freeze.frozen, .breach = &in_force,
-					   .now_ms = r->now };
+					   .awaiting_approval = pc_awaiting_approval(r), .now_ms = r->now };
 	char *text = plan_status_activity(&activity);
 	cJSON_AddStringToObject(st, "activity", text);
 	free(text);
@@ -1921,6 +1960,12 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	snprintf(buf, sizeof(buf), "%zu/%zu", nodes_dra, nodes_total);
 	cJSON_AddStringToObject(st, "nodesOnDRA", buf);
 	cJSON_AddBoolToObject(st, "frozen", r->freeze.frozen);
+	if (plan->n_windows > 0) {
+		cJSON *w = cJSON_AddObjectToObject(st, "window");
+		cJSON_AddBoolToObject(w, "open", r->window_open);
+		if (r->window_edge_s[0])
+			cJSON_AddStringToObject(w, r->window_open ? "closeTime" : "nextOpenTime", r->window_edge_s);
+	}
 	cJSON_AddBoolToObject(st, "holdsNodes", r->holds);
 	cJSON_AddItemToObject(st, "handovers", cJSON_Duplicate(r->handovers, true));
 	pc_render_preflight(st, r);

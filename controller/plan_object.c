@@ -45,6 +45,42 @@ static char *plan_object_string(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
 }
 
+/* The zoneinfo's largest files are a few KiB; anything past this is not one. */
+#define PLAN_OBJECT_ZONE_MAX (1 << 20)
+
+/*
+ * Load each window's time zone from the system zoneinfo ($TZDIR, default
+ * /usr/share/zoneinfo, which the operator image carries). An unknown zone
+ * makes the plan invalid with a line naming the field: never a guess.
+ */
+static int plan_object_load_zones(plan_t *plan, char *err, size_t errlen)
+{
+	const char *dir = getenv("TZDIR");
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/usr/share/zoneinfo";
+	for (size_t i = 0; i < plan->n_windows; i++) {
+		window_t *w = &plan->windows[i];
+		char *path = xasprintf("%s/%s", dir, w->time_zone);
+		uint8_t *data = xmalloc(PLAN_OBJECT_ZONE_MAX);
+		FILE *f = fopen(path, "rb");
+		size_t n = f ? fread(data, 1, PLAN_OBJECT_ZONE_MAX, f) : 0;
+		char why[160] = "not found";
+		int rc = f != NULL && n < PLAN_OBJECT_ZONE_MAX ? tz_parse(data, n, &w->zone, why, sizeof(why)) : -1;
+		if (f != NULL && n >= PLAN_OBJECT_ZONE_MAX)
+			snprintf(why, sizeof(why), "larger than %d bytes", PLAN_OBJECT_ZONE_MAX);
+		if (rc != 0)
+			snprintf(err, errlen, "spec.windows[%zu].timeZone: unknown time zone \"%s\" (%s: %s)", i, w->time_zone,
+				 path, why);
+		if (f != NULL)
+			fclose(f);
+		free(data);
+		free(path);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * A plan that fails validation is still cached (valid = false): the
  * controller must be able to say so in its status, and must never act on it.
@@ -79,9 +115,10 @@ static int plan_object_decode(const cJSON *obj, void *out, char *err, size_t err
 	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
 	p->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
 	char why[512];
-	if (plan_decode(obj, &p->plan, why, sizeof(why)) == 0) {
+	if (plan_decode(obj, &p->plan, why, sizeof(why)) == 0 && plan_object_load_zones(&p->plan, why, sizeof(why)) == 0) {
 		p->valid = true;
 	} else {
+		plan_free(&p->plan);
 		p->invalid_reason = xstrdup(why);
 	}
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");

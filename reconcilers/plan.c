@@ -47,6 +47,7 @@
 #define PLAN_MAX_DURATION_LEN 32
 #define PLAN_MAX_BREACH_ID_LEN 253
 #define PLAN_MAX_LEGACY_RESOURCES 32
+#define PLAN_MAX_WINDOWS 16
 
 /*
  * The longest duration accepted: what Go's time.Duration holds (int64
@@ -398,6 +399,11 @@ void plan_free(plan_t *p)
 	}
 	free(p->pools);
 	free(p->acknowledged_breach);
+	for (size_t i = 0; i < p->n_windows; i++) {
+		free(p->windows[i].time_zone);
+		tz_free(&p->windows[i].zone);
+	}
+	free(p->windows);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -591,14 +597,15 @@ static int plan__capacity(const json_decode_scope_t *pool, plan_pool_t *out)
 static int plan__pool(const json_decode_scope_t *pool, plan_pool_t *out)
 {
 	static const char *const known[] = {"name",	"nodeSelector", "canary", "maxUnavailable",
-					    "bakeTime", "deadlines",	"drain",  "capacity", NULL};
+					    "bakeTime", "deadlines",	"drain",  "capacity", "promotion", NULL};
+	static const char *const promotions[] = {"Automatic", "Manual", NULL};
 	static const char *const known_deadlines[] = {"drain", "handover", NULL};
 	static const char *const known_drain[] = {"policy", "evictionDeadline", NULL};
 	static const char *const policies[] = {"Wait", "Evict", NULL};
 	char dpath[JSON_DECODE_PATH_MAX], rpath[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t deadlines, drain;
 	const char *name;
-	int policy;
+	int policy, promotion;
 	if (plan__known(pool, known) != 0 || json_decode_str(pool, "name", true, &name) != 0)
 		return -1;
 	if (!plan__is_dns_label(name))
@@ -618,9 +625,11 @@ static int plan__pool(const json_decode_scope_t *pool, plan_pool_t *out)
 	    plan__known(&drain, known_drain) != 0 ||
 	    plan__enum(&drain, "policy", policies, PLAN_DRAIN_WAIT, &policy) != 0 ||
 	    plan__duration(&drain, "evictionDeadline", 30 * 60 * 1000, PLAN_DUR_POSITIVE, &out->eviction_deadline_ms) !=
-		    0)
+		    0 ||
+	    plan__enum(pool, "promotion", promotions, 0, &promotion) != 0)
 		return -1;
 	out->drain_policy = (plan_drain_policy_t)policy;
+	out->manual_promotion = promotion == 1;
 	return 0;
 }
 
@@ -750,6 +759,98 @@ static int plan__promote(const json_decode_scope_t *spec, plan_t *p)
 	return plan__named_pools(&pr, p, offsetof(plan_pool_t, promote));
 }
 
+/* "HH:MM" or "HH:MM:SS", 00:00 to 23:59:59, in seconds after midnight. */
+static int plan__time_of_day(const json_decode_scope_t *s, const char *key, int32_t *out)
+{
+	const char *v;
+	if (json_decode_str(s, key, true, &v) != 0)
+		return -1;
+	size_t n = strlen(v);
+	int part[3] = { 0, 0, 0 };
+	bool ok = n == 5 || n == 8;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (i % 3 == 2)
+			ok = v[i] == ':';
+		else if ((ok = v[i] >= '0' && v[i] <= '9'))
+			part[i / 3] = part[i / 3] * 10 + (v[i] - '0');
+	}
+	if (!ok || part[0] > 23 || part[1] > 59 || part[2] > 59) {
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), v);
+		return json_decode_fail(s, key, "must be a time of day HH:MM or HH:MM:SS from 00:00 to 23:59:59 (%s)", q);
+	}
+	*out = part[0] * 3600 + part[1] * 60 + part[2];
+	return 0;
+}
+
+static const char *const plan__weekdays[7] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+					       "Thursday", "Friday", "Saturday"};
+
+static bool plan__valid_weekday(const char *s)
+{
+	for (size_t i = 0; i < 7; i++)
+		if (strcmp(s, plan__weekdays[i]) == 0)
+			return true;
+	return false;
+}
+
+static int plan__window(const json_decode_scope_t *ws, window_t *w)
+{
+	static const char *const known[] = {"days", "start", "end", "timeZone", NULL};
+	char **names = NULL;
+	size_t n = 0;
+	const char *zone;
+	if (plan__known(ws, known) != 0 ||
+	    plan__str_list(ws, "days", 7, true, plan__valid_weekday, "must be a day of the week (Monday .. Sunday)",
+			   &names, &n) != 0) {
+		plan__free_strs(names, n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 7; d++)
+			if (strcmp(names[i], plan__weekdays[d]) == 0)
+				w->days |= (uint8_t)(1u << d);
+	plan__free_strs(names, n);
+	if (n == 0)
+		return json_decode_fail(ws, "days", "must list at least one day");
+	if (plan__time_of_day(ws, "start", &w->start_s) != 0 || plan__time_of_day(ws, "end", &w->end_s) != 0 ||
+	    json_decode_str(ws, "timeZone", true, &zone) != 0)
+		return -1;
+	if (w->start_s == w->end_s)
+		return json_decode_fail(ws, "end", "must differ from start");
+	if (!tz_valid_name(zone)) {
+		char q[JSON_DECODE_QUOTE_BUF];
+		json_decode_quote(q, sizeof(q), zone);
+		return json_decode_fail(ws, "timeZone", "must be an IANA time zone name such as Europe/Berlin (%s)", q);
+	}
+	w->time_zone = xstrdup(zone);
+	return 0;
+}
+
+/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
+static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+{
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t ws;
+	const cJSON *arr, *e;
+	size_t n;
+	if (json_decode_arr(spec, "windows", PLAN_MAX_WINDOWS, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	p->windows = xcalloc(n, sizeof(*p->windows));
+	p->n_windows = n;
+	size_t i = 0;
+	cJSON_ArrayForEach(e, arr)
+	{
+		if (json_decode_elem(spec, "windows", i, e, &ws, path, sizeof(path)) != 0 ||
+		    plan__window(&ws, &p->windows[i]) != 0)
+			return -1;
+		i++;
+	}
+	return 0;
+}
+
 static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 {
 	static const char *const known[] = {"window",
@@ -850,7 +951,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "promote",
-					    "slo",	   "acknowledgedBreach", "preflight", NULL};
+					    "slo",	   "acknowledgedBreach", "preflight", "windows", NULL};
 	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
@@ -883,7 +984,8 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	    json_decode_bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
 	    plan__promote(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
-	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0)
+	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0 ||
+	    plan__windows(&spec, p) != 0)
 		return -1;
 	p->preflight = (plan_preflight_t)preflight;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)

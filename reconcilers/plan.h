@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "projection.h"
+#include "window.h"
 
 /* One label requirement: key In/NotIn values, Exists, DoesNotExist (metav1.LabelSelector). */
 typedef enum {
@@ -83,6 +84,7 @@ typedef struct {
 	char **legacy_resources;
 	size_t n_legacy_resources;
 	int32_t replicas_per_device;   /* plugin units per physical device; 0: from the node's labels */
+	bool manual_promotion;         /* promotion: Manual: after the bake and the gate, wait for spec.promote */
 } plan_pool_t;
 
 typedef struct {
@@ -127,6 +129,9 @@ typedef struct {
 	plan_preflight_t preflight;
 	/* A person lifts a freeze by writing the breach's id here (spec.acknowledgedBreach). */
 	char *acknowledged_breach;
+	/* spec.windows: handovers start only inside one (none: always). Zones are loaded by the controller. */
+	window_t *windows;
+	size_t n_windows;
 } plan_t;
 
 /*

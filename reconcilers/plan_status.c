@@ -181,6 +181,10 @@ char *plan_status_activity(const plan_activity_input_t *in)
 	for (i = 0; i < n; i++) {
 		if (in->phases[i] == POOL_DRA)
 			continue;
+		if (in->awaiting_approval && strcmp(in->awaiting_approval, plan->pools[i].name) == 0)
+			return xasprintf("%s: pool %s: the canary baked and its SLO gate passed; promotion is Manual, so it "
+					 "expands once a person approves. Action: kubectl drashift promote %s %s",
+					 phase, plan->pools[i].name, plan->name, plan->pools[i].name);
 		char *baking = plan_status_baking(in, i);
 		if (baking)
 			return baking;
@@ -264,6 +268,13 @@ void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t 
 	plan_status_set(&out[PLAN_COND_DEGRADED], "Degraded", degraded,
 			in->first_conflict ? "NodeInTwoPools" : degraded ? "NodeProblems" : "Healthy", why);
 	plan_status_set(&out[PLAN_COND_INVALID], "Invalid", false, "SpecValid", xstrdup("the spec is valid"));
+	const char *waiting = in->awaiting_approval;
+	plan_status_set(&out[PLAN_COND_AWAITING_APPROVAL], "AwaitingApproval", waiting != NULL,
+			waiting ? "PromotionManual" : "NotWaiting",
+			waiting ? xasprintf("pool %s: canary baked and its SLO gate passed; promotion is Manual: approve "
+					    "with kubectl drashift promote %s %s (spec.promote.pools)",
+					    waiting, name, waiting)
+				: xstrdup("no pool waits for approval"));
 }
 
 void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS])

@@ -92,6 +92,7 @@ typedef struct {
 	const bool *preflight_held;   /* one per pool: its start waits for preflight; NULL: none does */
 	bool frozen;
 	const plan_breach_t *breach;  /* the breach in force when frozen */
+	const char *awaiting_approval; /* the first pool waiting for a person's promotion (NULL: none) */
 	int64_t now_ms;
 } plan_activity_input_t;
 
@@ -113,6 +114,7 @@ typedef enum {
 	PLAN_COND_FROZEN,
 	PLAN_COND_DEGRADED,
 	PLAN_COND_INVALID,
+	PLAN_COND_AWAITING_APPROVAL,
 	PLAN_CONDITIONS,
 } plan_condition_id_t;
 
@@ -133,6 +135,7 @@ typedef struct {
 	int retry_seconds;
 	const char *first_conflict; /* a node two pools select (NULL: none) */
 	size_t failed_nodes, refused_nodes;
+	const char *awaiting_approval; /* the first pool waiting for a person's promotion (NULL: none) */
 } plan_conditions_input_t;
 
 /* The plan's conditions, in the order above. Free with plan_conditions_free(). */

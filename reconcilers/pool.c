@@ -67,6 +67,8 @@ static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_
 		if (handover_step_in_flight(in->members[i].state.step))
 			in_flight++;
 	size_t slots = (size_t)max_unavailable > in_flight ? (size_t)max_unavailable - in_flight : 0;
+	if (in->window_closed)
+		slots = 0; /* outside the maintenance windows nothing starts; what started finishes */
 	for (size_t i = 0; i < in->n_members; i++) {
 		const pool_member_t *m = &in->members[i];
 		if (canary_only && !pool_in_canary(&out->record, m->node->meta.name))
@@ -221,7 +223,9 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 	/* spec.promote ends the bake early; the gate must still pass. */
 	bool baked = canary_done &&
 		     (in->pool->promote || in->now_ms - out->record.bake_start_ms >= (int64_t)in->pool->bake_ms);
-	if (beyond_canary || (baked && in->gate_passed)) {
+	/* promotion: Manual: a person's yes (spec.promote) after the bake and the gate. */
+	bool approved = !in->pool->manual_promotion || in->pool->promote;
+	if (beyond_canary || (baked && in->gate_passed && approved)) {
 		out->phase = POOL_EXPANDING;
 		pool_assign(in, out, false, in->pool->max_unavailable);
 		pool_message(out, "expanding: %zu of %zu nodes on DRA, %zu in handover (maxUnavailable %d)", out->n_dra,
@@ -236,6 +240,11 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 		int64_t left = out->record.bake_start_ms + (int64_t)in->pool->bake_ms - in->now_ms;
 		out->requeue_ms = (uint64_t)left;
 		pool_message(out, "canary baking: %lld s left", (long long)(left + 999) / 1000);
+	} else if (in->gate_passed) {
+		out->awaiting_approval = true;
+		pool_message(out, "canary baked and its SLO gate passed; waiting for approval (promotion: Manual): "
+				  "kubectl drashift promote %s %s",
+			     in->plan->name, in->pool->name);
 	} else {
 		out->requeue_ms = 10000;
 		pool_message(out, "canary %s; waiting for the SLO gate to pass (inconclusive is not a pass): %s",
@@ -244,13 +253,27 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 	}
 }
 
+/* A moving pool outside its windows says so, and when a node may start next. */
+static void pool_note_window(const pool_input_t *in, pool_output_t *out)
+{
+	if (!in->window_closed || out->n_legacy == 0 || out->awaiting_approval || out->record_changed)
+		return;
+	char *was = out->message;
+	out->message = NULL;
+	pool_message(out, "%s; outside the maintenance windows: no handover starts until %s", was,
+		     in->window_opens ? in->window_opens : "a window opens");
+	free(was);
+}
+
 void pool_decide(const pool_input_t *in, pool_output_t *out)
 {
 	pool_tally(in, out);
 	if (in->plan->rollback_all || in->pool->rollback || in->breach_rollback)
 		pool_roll_back(in, out);
-	else if (!pool_held(in, out))
+	else if (!pool_held(in, out)) {
 		pool_advance(in, out);
+		pool_note_window(in, out);
+	}
 }
 
 void pool_output_free(pool_output_t *out)

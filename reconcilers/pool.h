@@ -2,7 +2,7 @@
  * A pool's phase, and which of its nodes may move now (docs/state-machines.md,
  * "Pool").
  *
- *   Legacy -> Canary -> (bake, gate) -> Expanding -> DRA
+ *   Legacy -> Canary -> (bake, gate, approval when Manual) -> Expanding -> DRA
  *   any -> Paused (spec.paused) / Frozen (SLO breach) / Failed (a node failed)
  *   any -> RollingBack (spec.rollback) -> Legacy
  *
@@ -66,6 +66,9 @@ typedef struct {
 	bool breach_rollback; /* the breach policy is FreezeAndRollback and this pool breached */
 	bool gate_passed; /* the canary's SLO gate passed (inconclusive is not a pass) */
 	const char *gate_waiting; /* why it has not passed yet, for the message (may be NULL) */
+	/* Outside every maintenance window (spec.windows): no handover starts; those under way finish. */
+	bool window_closed;
+	const char *window_opens; /* when the next window opens, for the message (may be NULL) */
 	int64_t now_ms;
 } pool_input_t;
 
@@ -77,6 +80,7 @@ typedef struct {
 	size_t n_legacy, n_handover, n_dra, n_failed;
 	char *message;
 	uint64_t requeue_ms;    /* decide again after this long (bake end); 0: on change only */
+	bool awaiting_approval; /* promotion: Manual: baked, gate passed, waiting for spec.promote */
 } pool_output_t;
 
 void pool_decide(const pool_input_t *in, pool_output_t *out);

@@ -3,8 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Days since 1970-01-01 of a proleptic Gregorian date, and back. */
-static int64_t rfc3339_days_from_civil(int64_t y, unsigned m, unsigned d)
+int64_t rfc3339_days_from_civil(int64_t y, unsigned m, unsigned d)
 {
 	y -= m <= 2;
 	int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -14,7 +13,7 @@ static int64_t rfc3339_days_from_civil(int64_t y, unsigned m, unsigned d)
 	return era * 146097 + (int64_t)doe - 719468;
 }
 
-static void rfc3339_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+void rfc3339_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
 	z += 719468;
 	int64_t era = (z >= 0 ? z : z - 146096) / 146097;

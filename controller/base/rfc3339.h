@@ -31,4 +31,8 @@ int rfc3339_parse(const char *s, int64_t *unix_us);
  */
 int rfc3339_format(int64_t unix_us, unsigned frac_digits, char *buf, size_t len);
 
+/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12), and back. */
+int64_t rfc3339_days_from_civil(int64_t y, unsigned m, unsigned d);
+void rfc3339_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+
 #endif

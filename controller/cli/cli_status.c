@@ -446,6 +446,18 @@ static void cli_render_waiting(cli_frame_t *f, const char *name, const plan_t *p
 		cli_line(f, "action: %s", action + strlen("Action: "));
 }
 
+/* The maintenance windows, when the plan has any: open until when, or when the next opens. */
+static void cli_render_window(cli_frame_t *f, const cJSON *status)
+{
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(status, "window");
+	if (!cJSON_IsObject(w))
+		return;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "open")))
+		cli_line(f, "├─ window: open until %s", cli_str(w, "closeTime", "(no end)"));
+	else
+		cli_line(f, "├─ window: closed, no handover starts; next opens %s", cli_str(w, "nextOpenTime", "(never)"));
+}
+
 static void cli_render(cli_frame_t *f, const char *name, const cJSON *obj, const plan_t *plan,
 		       const cli_pool_nodes_t *nodes, int64_t now)
 {
@@ -455,6 +467,7 @@ static void cli_render(cli_frame_t *f, const char *name, const cJSON *obj, const
 		 cli_str(status, "nodesOnDRA", "-"), plan->paused ? "   PAUSED" : "");
 	cli_render_waiting(f, name, plan, status, now);
 	cli_render_freeze(f, name, status, now);
+	cli_render_window(f, status);
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		const plan_pool_t *pool = &plan->pools[i];
 		const cJSON *ps = cli_pool_status(status, pool->name);

@@ -215,6 +215,50 @@ $COMMON
     capacity: {legacyResources: [nvidia.com/mig-1g.10gb, example.com/gpu]}
 EOF
 
+reject unknown-promotion "spec.pools[0].promotion" 'Unsupported value: "manual"' <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    promotion: manual
+EOF
+
+reject window-bad-time "spec.windows[0].start" "must be a time of day HH:MM or HH:MM:SS" <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+  windows:
+  - {days: [Saturday], start: "25:00", end: "02:00", timeZone: Europe/Berlin}
+EOF
+
+reject window-bad-day "spec.windows[0].days[0]" 'Unsupported value: "Sat"' <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+  windows:
+  - {days: [Sat], start: "22:00", end: "02:00", timeZone: Europe/Berlin}
+EOF
+
+reject window-zone-path "spec.windows[0].timeZone" "must be an IANA time zone name such as Europe/Berlin" <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+  windows:
+  - {days: [Saturday], start: "22:00", end: "02:00", timeZone: ../../etc/passwd}
+EOF
+
+reject window-empty "spec.windows[0]" "end must differ from start" <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+  windows:
+  - {days: [Saturday], start: "22:00", end: "22:00:00", timeZone: UTC}
+EOF
+
 reject empty-selector "spec.pools[0].nodeSelector" "must not be empty (an empty selector would select every node)" <<EOF
 $COMMON
   pools:

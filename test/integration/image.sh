@@ -32,6 +32,10 @@ expect_eq "$(gzip -dc "$layer" | tar -tv | awk '$4 != "1970-01-01" || $2 != "0/0
 tar -xzf "$layer" -C "$TEST_DIR/rootfs"
 grep -qx 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' "$TEST_DIR/rootfs/etc/passwd" || fail "no user 65532 in /etc/passwd"
 [ -s "$TEST_DIR/rootfs/etc/ssl/certs/ca-certificates.crt" ] || fail "no CA bundle in the image"
+# Maintenance windows look their zones up there: real files and tzdata's aliases alike.
+for zone in Europe/Berlin America/New_York UTC US/Eastern; do
+	expect_eq "$(head -c 4 "$TEST_DIR/rootfs/usr/share/zoneinfo/$zone" 2>/dev/null)" TZif "time zone $zone in the image"
+done
 # The image's own files, nothing of the host: a missing library fails here.
 root=()
 [ "$(id -u)" -eq 0 ] || root=(unshare --map-root-user)

@@ -383,6 +383,35 @@ static void test_pool_capacity(void **state)
 }
 
 /* JSON null means "not set", as in the API: defaults apply. */
+/* spec.windows and promotion: Manual decode to what the reconcilers read; the zone is loaded by the controller. */
+static void test_windows_and_manual_promotion(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_json("plans/minimal.json");
+	mutate(obj, "spec.pools[0].promotion", "'Manual'");
+	mutate(obj, "spec.windows",
+	       "[{'days':['Saturday','Sunday'],'start':'22:00','end':'02:30:15','timeZone':'Europe/Berlin'},"
+	       "{'days':['Wednesday'],'start':'09:00','end':'17:00','timeZone':'America/New_York'}]");
+	plan_t p;
+	decode_ok(obj, &p);
+	assert_true(p.pools[0].manual_promotion);
+	assert_int_equal(p.n_windows, 2);
+	assert_int_equal(p.windows[0].days, (1 << 0) | (1 << 6));
+	assert_int_equal(p.windows[0].start_s, 22 * 3600);
+	assert_int_equal(p.windows[0].end_s, 2 * 3600 + 30 * 60 + 15);
+	assert_string_equal(p.windows[0].time_zone, "Europe/Berlin");
+	assert_int_equal(p.windows[1].days, 1 << 3);
+	assert_string_equal(p.windows[1].time_zone, "America/New_York");
+	plan_free(&p);
+	mutate(obj, "spec.pools[0].promotion", NULL);
+	mutate(obj, "spec.windows", NULL);
+	decode_ok(obj, &p);
+	assert_false(p.pools[0].manual_promotion);
+	assert_int_equal(p.n_windows, 0);
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
 static void test_null_members_take_defaults(void **state)
 {
 	(void)state;
@@ -485,6 +514,30 @@ static const plan_case_t validation_cases[] = {
 	{"spec.promote", "{'pools':['c']}",
 	 "spec.promote.pools[0]: must name pools listed in spec.pools (\"c\" is not one)"},
 	{"spec.promote", "{'all':true}", "spec.promote.all: unknown field (this drashift does not know it)"},
+	/* promotion */
+	{"spec.pools[0].promotion", "'manual'",
+	 "spec.pools[0].promotion: unsupported value \"manual\": supported values: Automatic, Manual"},
+	/* maintenance windows */
+	{"spec.windows", "[{'start':'22:00','end':'02:00','timeZone':'UTC'}]", "spec.windows[0].days: must list at least one day"},
+	{"spec.windows", "[{'days':['Mon'],'start':'22:00','end':'02:00','timeZone':'UTC'}]",
+	 "spec.windows[0].days[0]: must be a day of the week (Monday .. Sunday) (\"Mon\")"},
+	{"spec.windows", "[{'days':['Monday','Monday'],'start':'22:00','end':'02:00','timeZone':'UTC'}]",
+	 "spec.windows[0].days[1]: duplicate value \"Monday\""},
+	{"spec.windows", "[{'days':['Monday'],'start':'24:00','end':'02:00','timeZone':'UTC'}]",
+	 "spec.windows[0].start: must be a time of day HH:MM or HH:MM:SS from 00:00 to 23:59:59 (\"24:00\")"},
+	{"spec.windows", "[{'days':['Monday'],'start':'9:00','end':'17:00','timeZone':'UTC'}]",
+	 "spec.windows[0].start: must be a time of day HH:MM or HH:MM:SS from 00:00 to 23:59:59 (\"9:00\")"},
+	{"spec.windows", "[{'days':['Monday'],'start':'09:00','end':'17:60','timeZone':'UTC'}]",
+	 "spec.windows[0].end: must be a time of day HH:MM or HH:MM:SS from 00:00 to 23:59:59 (\"17:60\")"},
+	{"spec.windows", "[{'days':['Monday'],'start':'09:00','end':'09:00:00','timeZone':'UTC'}]",
+	 "spec.windows[0].end: must differ from start"},
+	{"spec.windows", "[{'days':['Monday'],'start':'09:00','end':'17:00'}]", "spec.windows[0].timeZone: missing"},
+	{"spec.windows", "[{'days':['Monday'],'start':'09:00','end':'17:00','timeZone':'../../etc/passwd'}]",
+	 "spec.windows[0].timeZone: must be an IANA time zone name such as Europe/Berlin (\"../../etc/passwd\")"},
+	{"spec.windows", "[{'days':['Monday'],'start':'09:00','end':'17:00','timeZone':'/etc/localtime'}]",
+	 "spec.windows[0].timeZone: must be an IANA time zone name such as Europe/Berlin (\"/etc/localtime\")"},
+	{"spec.windows", "[{'days':['Monday'],'start':'09:00','end':'17:00','timeZone':'UTC','zone':'UTC'}]",
+	 "spec.windows[0].zone: unknown field (this drashift does not know it)"},
 	/* selectors */
 	{"spec.pools[0].nodeSelector", NULL, "spec.pools[0].nodeSelector: missing"},
 	{"spec.pools[0].nodeSelector", "{}",
@@ -1137,6 +1190,7 @@ int main(void)
 		cmocka_unit_test(test_rollback_pause_and_acknowledgement),
 		cmocka_unit_test(test_pool_capacity),
 		cmocka_unit_test(test_null_members_take_defaults),
+		cmocka_unit_test(test_windows_and_manual_promotion),
 		cmocka_unit_test(test_validation_errors_name_the_field),
 		cmocka_unit_test(test_malformed_types),
 		cmocka_unit_test(test_limits),

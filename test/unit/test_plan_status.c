@@ -130,6 +130,21 @@ static void test_conditions_quiet_plan(void **state)
 	check_condition(&c[PLAN_COND_FROZEN], "Frozen", false, "NotFrozen", "no SLO breach");
 	check_condition(&c[PLAN_COND_DEGRADED], "Degraded", false, "Healthy", "all nodes healthy");
 	check_condition(&c[PLAN_COND_INVALID], "Invalid", false, "SpecValid", NULL);
+	check_condition(&c[PLAN_COND_AWAITING_APPROVAL], "AwaitingApproval", false, "NotWaiting", "no pool waits");
+	plan_conditions_free(c);
+}
+
+/* A pool waiting for a person's promotion is a condition that names it and the command that approves it. */
+static void test_conditions_awaiting_approval(void **state)
+{
+	(void)state;
+	pool_phase_t ph[2] = { POOL_DRA, POOL_CANARY };
+	plan_conditions_input_t in = { .plan = &plan, .phases = ph, .awaiting_approval = "b" };
+	plan_condition_t c[PLAN_CONDITIONS];
+	plan_status_conditions(&in, c);
+	check_condition(&c[PLAN_COND_AWAITING_APPROVAL], "AwaitingApproval", true, "PromotionManual",
+			"pool b: canary baked and its SLO gate passed; promotion is Manual: approve with kubectl "
+			"drashift promote gpu b");
 	plan_conditions_free(c);
 }
 
@@ -228,6 +243,21 @@ static void test_gate_summary(void **state)
 	}
 }
 
+/* A pool waiting for approval: the action is the command that approves it, not "none". */
+static void test_activity_awaiting_approval(void **state)
+{
+	(void)state;
+	const char *messages[] = { "msg a", "msg b" };
+	pool_phase_t phases[2] = { POOL_DRA, POOL_CANARY };
+	pool_record_t records[2] = { { 0 }, { .bake_start_ms = NOW - 60000 } };
+	plan_activity_input_t in = { .plan = &plan, .phases = phases, .messages = messages, .records = records,
+				     .awaiting_approval = "b", .now_ms = NOW };
+	char *got = plan_status_activity(&in);
+	assert_string_equal(got, "Canary: pool b: the canary baked and its SLO gate passed; promotion is Manual, so it "
+				 "expands once a person approves. Action: kubectl drashift promote gpu b");
+	free(got);
+}
+
 /*
  * status.activity answers the first three questions: the phase, what drashift
  * does or waits for next, and what a person should do (the command).
@@ -300,6 +330,8 @@ int main(void)
 		cmocka_unit_test(test_new_breach_only_when_not_frozen),
 		cmocka_unit_test(test_phase),
 		cmocka_unit_test(test_conditions_quiet_plan),
+		cmocka_unit_test(test_conditions_awaiting_approval),
+		cmocka_unit_test(test_activity_awaiting_approval),
 		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
 		cmocka_unit_test(test_conditions_degraded),
 		cmocka_unit_test(test_gate_summary),

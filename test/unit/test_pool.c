@@ -44,13 +44,15 @@ static size_t setup_members(const char *states)
 	return n;
 }
 
+static bool window_closed; /* outside the plan's maintenance windows */
+
 static void decide(const char *states, pool_record_t rec, bool gate, pool_output_t *out)
 {
 	size_t n = setup_members(states);
 	pool_input_t in = { .plan = &plan, .pool = &pool_a, .record = rec, .members = members, .n_members = n,
 			    .may_start = true, .gate_passed = gate,
 			    .gate_waiting = gate ? NULL : "allocationLatencyP95 has 3 of 20 samples in the window",
-			    .now_ms = NOW };
+			    .window_closed = window_closed, .window_opens = "2026-12-05T22:00:00Z", .now_ms = NOW };
 	pool_decide(&in, out);
 }
 
@@ -145,6 +147,27 @@ static void test_bake_then_gate_then_expand(void **state)
 }
 
 /*
+ * Decide for states with pool a's canary gpu-00 recorded 20 minutes ago and its
+ * bake started at bake_start_ms (0: not yet); the phase, the goals and a part
+ * of the message must be as given. Returns whether the pool awaits approval.
+ */
+static bool expect_decision(size_t row, const char *states, int64_t bake_start_ms, bool gate, pool_phase_t phase,
+			    const char *want_goals, const char *message)
+{
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
+			      .bake_start_ms = bake_start_ms };
+	pool_output_t out;
+	char g[17];
+	decide(states, rec, gate, &out);
+	goals(&out, strlen(states), g);
+	if (out.phase != phase || strcmp(g, want_goals) != 0 || strstr(out.message, message) == NULL)
+		fail_msg("row %zu: phase %s goals %s message \"%s\"", row, pool_phase_name(out.phase), g, out.message);
+	bool awaiting = out.awaiting_approval;
+	pool_output_free(&out);
+	return awaiting;
+}
+
+/*
  * spec.promote ends the canary's bake early, but nothing else: the canary
  * must be on DRA with its bake recorded, and the gate must still pass.
  */
@@ -170,20 +193,86 @@ static void test_promote_skips_the_rest_of_the_bake(void **state)
 		{ "DLLL", 0, true, true, POOL_CANARY, "....", "baking for" },
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
-				      .bake_start_ms = rows[r].bake_start_ms };
 		pool_a.promote = rows[r].promote;
-		pool_output_t out;
-		char g[17];
-		decide(rows[r].states, rec, rows[r].gate, &out);
-		goals(&out, strlen(rows[r].states), g);
-		if (out.phase != rows[r].phase || strcmp(g, rows[r].goals) != 0 ||
-		    strstr(out.message, rows[r].message) == NULL)
-			fail_msg("row %zu: phase %s goals %s message \"%s\"", r, pool_phase_name(out.phase), g,
-				 out.message);
-		pool_output_free(&out);
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, rows[r].gate, rows[r].phase, rows[r].goals,
+				rows[r].message);
 	}
 	pool_a.promote = false;
+}
+
+/*
+ * promotion: Manual: after the bake and a passed gate the pool waits for a
+ * person (spec.promote), says so, and expands once promoted. Automatic pools
+ * and pools still baking or judging are not "awaiting approval".
+ */
+static void test_manual_promotion_waits_for_a_person(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *states;
+		int64_t bake_start_ms;
+		bool manual, promote, gate;
+		pool_phase_t phase;
+		const char *goals;
+		bool awaiting;
+		const char *message;
+	} rows[] = {
+		{ "DLLL", NOW - 11 * MIN, true, false, true, POOL_CANARY, "....", true,
+		  "waiting for approval (promotion: Manual): kubectl drashift promote gpu a" },
+		{ "DLLL", NOW - 11 * MIN, true, true, true, POOL_EXPANDING, ".D..", false, "expanding" },
+		{ "DLLL", NOW - 11 * MIN, false, false, true, POOL_EXPANDING, ".D..", false, "expanding" },
+		/* the bake and the gate come first: nobody is asked to approve what has not passed */
+		{ "DLLL", NOW - 5 * MIN, true, false, true, POOL_CANARY, "....", false, "baking" },
+		{ "DLLL", NOW - 11 * MIN, true, false, false, POOL_CANARY, "....", false, "waiting for the SLO gate" },
+		{ "DLLL", NOW - 11 * MIN, true, true, false, POOL_CANARY, "....", false, "waiting for the SLO gate" },
+		/* once expanding, approval is not asked again */
+		{ "DDLL", NOW - 11 * MIN, true, true, true, POOL_EXPANDING, "..D.", false, "expanding" },
+	};
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		pool_a.manual_promotion = rows[r].manual;
+		pool_a.promote = rows[r].promote;
+		if (expect_decision(r, rows[r].states, rows[r].bake_start_ms, rows[r].gate, rows[r].phase, rows[r].goals,
+				    rows[r].message) != rows[r].awaiting)
+			fail_msg("row %zu: awaiting approval is not %d", r, rows[r].awaiting);
+	}
+	pool_a.manual_promotion = false;
+	pool_a.promote = false;
+}
+
+/*
+ * Outside the maintenance windows no handover starts: not the canary, not
+ * the expansion. Handovers under way finish, a rollback proceeds, and the
+ * message says when the next window opens.
+ */
+static void test_window_closed_starts_nothing(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *states;
+		int64_t bake_start_ms;
+		bool rollback;
+		pool_phase_t phase;
+		const char *goals;
+		const char *message;
+	} rows[] = {
+		{ "LLLL", 0, false, POOL_CANARY, "....", "no handover starts until 2026-12-05T22:00:00Z" },
+		{ "hLLL", 0, false, POOL_CANARY, "D...", "no handover starts until 2026-12-05T22:00:00Z" },
+		{ "DLLL", NOW - 11 * MIN, false, POOL_EXPANDING, "....", "no handover starts until 2026-12-05T22:00:00Z" },
+		{ "DhLL", NOW - 11 * MIN, false, POOL_EXPANDING, ".D..", "outside the maintenance windows" },
+		/* a rollback always may */
+		{ "DDLL", NOW - 11 * MIN, true, POOL_ROLLING_BACK, "L...", "rolling back" },
+	};
+	window_closed = true;
+	pool_a.max_unavailable = 2;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		pool_a.rollback = rows[r].rollback;
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
+	}
+	/* the window opens: the same pool moves */
+	window_closed = false;
+	pool_a.rollback = false;
+	expect_decision(99, "DLLL", NOW - 11 * MIN, true, POOL_EXPANDING, ".DD.", "expanding");
+	pool_a.max_unavailable = 1;
 }
 
 static void test_max_unavailable_never_exceeded(void **state)
@@ -304,6 +393,8 @@ int main(void)
 		cmocka_unit_test(test_canary_prefers_nodes_already_moved),
 		cmocka_unit_test(test_bake_then_gate_then_expand),
 		cmocka_unit_test(test_promote_skips_the_rest_of_the_bake),
+		cmocka_unit_test(test_manual_promotion_waits_for_a_person),
+		cmocka_unit_test(test_window_closed_starts_nothing),
 		cmocka_unit_test(test_max_unavailable_never_exceeded),
 		cmocka_unit_test(test_done_paused_failed_waiting),
 		cmocka_unit_test(test_rollback_one_node_at_a_time),

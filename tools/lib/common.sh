@@ -13,7 +13,7 @@ die() { say "error: $*"; exit 1; }
 DRASHIFT_DEBIAN_PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev valgrind
 	libuv1-dev libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
-	openssl curl socat prometheus ca-certificates binutils jq
+	openssl curl socat prometheus ca-certificates tzdata binutils jq
 	runc containernetworking-plugins
 	chromium fonts-dejavu-core tmux
 )
