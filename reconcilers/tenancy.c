@@ -67,8 +67,13 @@ void tenancy_decide(const plan_t *plan, const tenancy_pool_t *pools, tenancy_t *
 	}
 	for (size_t k = 0; k < plan->n_tenancy_namespaces; k++)
 		tenancy_add(out->namespaces, &out->n_namespaces, plan->tenancy_namespaces[k]);
+	bool tenancy = out->n_namespaces > 0 || plan->tenancy_selector.n_reqs > 0;
+	/* Canary tenants keep their access as the pools expand. */
+	for (size_t i = 0; i < plan->n_pools && tenancy; i++)
+		for (size_t k = 0; k < plan->pools[i].n_canary_namespaces; k++)
+			tenancy_add(out->namespaces, &out->n_namespaces, plan->pools[i].canary_namespaces[k]);
 	out->selector = plan->tenancy_selector.n_reqs > 0 ? &plan->tenancy_selector : NULL;
-	out->stage = out->n_namespaces > 0 || out->selector ? TENANCY_MIGRATING : TENANCY_OPEN;
+	out->stage = tenancy ? TENANCY_MIGRATING : TENANCY_OPEN;
 }
 
 void tenancy_free(tenancy_t *t)

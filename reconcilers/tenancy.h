@@ -9,8 +9,10 @@
  *   Canary     no pool has expanded past its canary, and at least one pool
  *              in its canary lists canary.namespaces: only the union of the
  *              namespaces those pools list. spec.tenancy does not widen it.
- *   Migrating  spec.tenancy is set: the namespaces it lists, and those whose
- *              labels match its namespaceSelector.
+ *   Migrating  spec.tenancy is set: the namespaces it lists, those whose
+ *              labels match its namespaceSelector, and every pool's
+ *              canary.namespaces (canary tenants keep their access as the
+ *              pools expand).
  *
  * A pool is in its canary from the moment its phase is Canary or a node of
  * it has moved toward DRA, until it has expanded (phase Expanding or DRA, or

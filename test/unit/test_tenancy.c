@@ -2,8 +2,8 @@
  * The tenant boundary (reconcilers/tenancy.h): which namespaces may create
  * claims for a plan's DeviceClasses, as the pools move. One plan of two
  * pools; pool a's canary lists team-canary and team-ml, pool b's lists
- * team-b; spec.tenancy allows team-x by name and namespaces labelled
- * tier=gpu. Each row is what the pools' runs show, the stage expected, and
+ * team-b and team-ml; spec.tenancy allows team-x by name and namespaces
+ * labelled tier=gpu. Each row is what the pools' runs show, the stage expected, and
  * which namespaces are admitted. spec.tenancy decodes strictly (unknown
  * members, empty selectors and bad names are refused with the field named).
  */
@@ -38,6 +38,9 @@ static void decode(const char *json, plan_t *plan)
 		fail_msg("decode: %s", err);
 }
 
+/* spec.tenancy's namespace, then every pool's canary namespaces, once each. */
+#define MIGRATING_NS "team-x,team-canary,team-ml,team-b"
+
 static const projection_label_t gpu_tier[] = { { .key = "tier", .value = "gpu" } };
 
 typedef struct {
@@ -51,8 +54,8 @@ typedef struct {
 } row_t;
 
 static const row_t rows[] = {
-	{ "nothing started: spec.tenancy", { POOL_LEGACY, 0, 0 }, { POOL_LEGACY, 0, 0 }, TENANCY_MIGRATING, "team-x", "",
-	  false, false, true, true, false },
+	{ "nothing started: spec.tenancy", { POOL_LEGACY, 0, 0 }, { POOL_LEGACY, 0, 0 }, TENANCY_MIGRATING, MIGRATING_NS, "",
+	  true, true, true, true, false },
 	{ "pool a in Canary before any node moved", { POOL_CANARY, 0, 0 }, { POOL_LEGACY, 0, 0 }, TENANCY_CANARY,
 	  "team-canary,team-ml", "a", true, false, false, false, false },
 	{ "pool a's canary moving", { POOL_CANARY, 2, 1 }, { POOL_LEGACY, 0, 0 }, TENANCY_CANARY, "team-canary,team-ml", "a",
@@ -65,16 +68,16 @@ static const row_t rows[] = {
 	  "team-canary,team-ml", "a", true, false, false, false, false },
 	{ "two canaries: the union, once each", { POOL_CANARY, 2, 2 }, { POOL_CANARY, 1, 1 }, TENANCY_CANARY,
 	  "team-canary,team-ml,team-b", "a,b", true, true, false, false, false },
-	{ "pool a expanding: spec.tenancy", { POOL_EXPANDING, 2, 3 }, { POOL_LEGACY, 0, 0 }, TENANCY_MIGRATING, "team-x", "",
-	  false, false, true, true, false },
+	{ "pool a expanding: spec.tenancy", { POOL_EXPANDING, 2, 3 }, { POOL_LEGACY, 0, 0 }, TENANCY_MIGRATING, MIGRATING_NS, "",
+	  true, true, true, true, false },
 	{ "more nodes moved than the canary (paused while expanding)", { POOL_PAUSED, 2, 3 }, { POOL_LEGACY, 0, 0 },
-	  TENANCY_MIGRATING, "team-x", "", false, false, true, true, false },
+	  TENANCY_MIGRATING, MIGRATING_NS, "", true, true, true, true, false },
 	{ "a on DRA, b's canary cannot take the classes back", { POOL_DRA, 2, 4 }, { POOL_CANARY, 1, 1 },
-	  TENANCY_MIGRATING, "team-x", "", false, false, true, true, false },
+	  TENANCY_MIGRATING, MIGRATING_NS, "", true, true, true, true, false },
 	{ "every pool on DRA: open", { POOL_DRA, 2, 4 }, { POOL_DRA, 1, 3 }, TENANCY_OPEN, "", "", true, true, true, true,
 	  true },
-	{ "rolled back to legacy: spec.tenancy", { POOL_LEGACY, 2, 0 }, { POOL_LEGACY, 0, 0 }, TENANCY_MIGRATING, "team-x",
-	  "", false, false, true, true, false },
+	{ "rolled back to legacy: spec.tenancy", { POOL_LEGACY, 2, 0 }, { POOL_LEGACY, 0, 0 }, TENANCY_MIGRATING, MIGRATING_NS,
+	  "", true, true, true, true, false },
 };
 
 static char *joined(const char **items, size_t n)
