@@ -107,7 +107,8 @@ install_drashift() {
 	kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
 	crd_established
 	kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" -f "$DRASHIFT_ROOT/manifests/serviceaccount.yaml" \
-		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" >/dev/null
+		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" \
+		-f "$DRASHIFT_ROOT/manifests/tenancy-policy.yaml" >/dev/null
 	# A kubeconfig with the ServiceAccount's own token: the operator runs with exactly the RBAC it ships.
 	local token server
 	token=$(kubectl -n drashift-system create token drashift-controller --duration=2h)
