@@ -22,58 +22,12 @@ for n in team-canary team-a team-b ml-lab monitoring; do create_namespace $n; do
 kubectl create namespace tenancy-probe >/dev/null
 kubectl label namespace ml-lab tier=gpu >/dev/null
 
-# claim NS CLASS [ADMIN]: a claim manifest asking for one device of CLASS.
-claim() {
-	cat <<EOF
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  generateName: probe-
-  namespace: $1
-spec:
-  devices:
-    requests:
-    - name: dev
-      exactly:
-        deviceClassName: $2
-        ${3:+adminAccess: true}
-EOF
-}
-create_claim() { out=$(claim "$@" | kubectl create -f - 2>&1); }
-admitted() {
-	create_claim "$@" || fail "a claim for $2 in $1 was denied: $out"
-	expect_contains "$out" "created" "claim for $2 in $1"
-}
 denied() { # NS CLASS WANT: refused, with WANT in the message
 	create_claim "$1" "$2" && fail "a claim for $2 in $1 was admitted: $out"
 	expect_contains "$out" "$3" "denial in $1"
 }
-until_denied() { ! create_claim "$@" && printf '%s\n' "$out" >"$TEST_DIR/denial"; }
-until_admitted() { create_claim "$@"; }
 
-# ---- no parameter: nothing is restricted ----
-# A probe binding of the same policy with parameterNotFoundAction Deny shows
-# when the policy is live (see freeze_policy.sh).
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: tenancy-probe-missing-parameter-denies
-spec:
-  policyName: drashift-claim-tenancy
-  validationActions: [Deny]
-  paramRef:
-    namespace: $NS
-    selector:
-      matchLabels:
-        drashift.io/tenancy-parameter: "true"
-    parameterNotFoundAction: Deny
-  matchResources:
-    namespaceSelector:
-      matchLabels:
-        kubernetes.io/metadata.name: tenancy-probe
-EOF
-wait_for 60 "the policy to be live (probe binding denies without a parameter)" until_denied tenancy-probe gpu.example.com
+policy_live drashift-claim-tenancy drashift.io/tenancy-parameter tenancy-probe
 admitted team-b gpu.example.com
 log "no parameter: a gpu.example.com claim is admitted in team-b"
 
@@ -113,62 +67,13 @@ admitted team-a nic.example.com
 # A label does not open the canary: the selector is not part of it.
 denied ml-lab gpu.example.com "while pool a100-east is in its canary"
 # The class as one alternative of a firstAvailable request.
-out=$(kubectl create -f - 2>&1 <<'EOF'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  generateName: probe-
-  namespace: team-a
-spec:
-  devices:
-    requests:
-    - name: dev
-      firstAvailable:
-      - name: nic
-        deviceClassName: nic.example.com
-      - name: mig
-        deviceClassName: gpu-mig.example.com
-EOF
-) && fail "a firstAvailable claim with a restricted alternative was admitted: $out"
+create_first_available team-a && fail "a firstAvailable claim with a restricted alternative was admitted: $out"
 expect_contains "$out" "denied request: ResourceClaims for DeviceClass gpu-mig.example.com are restricted by MigrationPlan gpu-migration" \
 	"denial of a firstAvailable alternative"
 
 # A pod's claim from a template is created in the pod's namespace and judged there.
-kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: gpu
-  namespace: team-a
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.example.com
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-  namespace: team-a
-spec:
-  automountServiceAccountToken: false
-  resourceClaims:
-  - name: gpu
-    resourceClaimTemplateName: gpu
-  containers:
-  - name: train
-    image: registry.invalid/trainer
-    resources:
-      claims:
-      - name: gpu
-EOF
-pod_events() {
-	kubectl -n team-a get events --field-selector involvedObject.kind=Pod,involvedObject.name=trainer,reason=FailedResourceClaimCreation \
-		-o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}'
-}
+trainer_pod team-a
+pod_events() { trainer_claim_events team-a; }
 has_claim_event() { [ -n "$(pod_events)" ]; }
 wait_for 60 "a FailedResourceClaimCreation Event on pod trainer" has_claim_event
 event=$(pod_events | sed -n 1p)
@@ -244,16 +149,16 @@ log "selector: In, Exists, DoesNotExist and NotIn each decide"
 # ---- admin access: the API server's label and the boundary, both ----
 parameter Migrating "" team-b ""
 wait_for 30 "monitoring denied (not in the boundary)" until_denied monitoring gpu.example.com
-create_claim monitoring gpu.example.com admin && fail "an adminAccess claim in an unlabelled namespace was admitted: $out"
+create_claim monitoring gpu.example.com v1 admin && fail "an adminAccess claim in an unlabelled namespace was admitted: $out"
 expect_contains "$out" "admin access to devices requires the \`resource.kubernetes.io/admin-access: true\` label on the containing namespace" \
 	"the API server's admin-access rule"
 log "adminAccess without the namespace label: $out"
 kubectl label namespace monitoring resource.kubernetes.io/admin-access=true >/dev/null
-create_claim monitoring gpu.example.com admin && fail "an adminAccess claim outside the boundary was admitted: $out"
+create_claim monitoring gpu.example.com v1 admin && fail "an adminAccess claim outside the boundary was admitted: $out"
 expect_contains "$out" "ValidatingAdmissionPolicy 'drashift-claim-tenancy' with binding 'drashift-claim-tenancy' denied request" \
 	"the boundary for an adminAccess claim"
 parameter Migrating "" team-b,monitoring ""
-wait_for 30 "an adminAccess claim in labelled, allowed monitoring" until_admitted monitoring gpu.example.com admin
+wait_for 30 "an adminAccess claim in labelled, allowed monitoring" until_admitted monitoring gpu.example.com v1 admin
 log "adminAccess: needs the namespace label (API server) and the boundary (drashift)"
 
 # ---- stage Open: the migration is over ----
