@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capacity.h"
 #include "freeze.h"
 #include "handover.h"
 #include "kube_api.h"
@@ -16,6 +17,8 @@
 #include "plan_object.h"
 #include "pool.h"
 #include "plan_status.h"
+#include "preflight.h"
+#include "preflight_probe.h"
 #include "pool_index.h"
 #include "rfc3339.h"
 #include "slo.h"
@@ -32,6 +35,26 @@
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
 /* Changes that arrive together are decided together: a reconcile runs at most this long after its plan is queued. */
 #define PLAN_BATCH_MS 50
+
+/* A failing preflight reads the API again after this long, doubling up to the maximum. */
+#define PLAN_PREFLIGHT_RETRY_MS 5000
+#define PLAN_PREFLIGHT_RETRY_MAX_MS 60000
+/* The Preflight condition's message holds 32768 bytes. */
+#define PLAN_PREFLIGHT_MESSAGE_MAX 32000
+
+/*
+ * A plan's preflight in this process: the last complete probe for the
+ * generation it was read for, and when the next may start. A pass is
+ * recorded in the plan's status (status.preflight), not here.
+ */
+typedef struct {
+	int64_t generation;
+	preflight_probe_t *facts; /* NULL: no probe answered yet for this generation */
+	bool passed;              /* the last decision from them passed: no more probes (a dry run records nothing) */
+	bool running;
+	uint64_t next_ms; /* loop time */
+	uint64_t backoff_ms;
+} pc_preflight_t;
 
 /*
  * One of the freeze's switches, per plan: the state this process wrote (or
@@ -70,7 +93,7 @@ struct plan_controller {
 	/* The tenant boundary's parameter: the JSON last applied (or "retry-at:<loop ms>"). */
 	pc_switch_t tenancy;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
-	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen;
+	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen, *m_capacity;
 	/* Pools by phase, nodes by step (per pool), and how long nodes stayed in each step. */
 	metrics_gauge_t *m_pool_phase, *m_pool_nodes;
 	metrics_histogram_t *m_step_seconds;
@@ -86,6 +109,11 @@ struct plan_controller {
 	metrics_gauge_t *m_orphans;
 	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
 	uv_timer_t orphan_timer;
+	/* Plan -> pc_preflight_t *, and the probes in flight (close waits for them). */
+	strmap_t preflight;
+	int probes;
+	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
+	strmap_t capacity;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -275,8 +303,8 @@ static bool pc_claim_from_driver(const projection_claim_t *claim, const char *dr
 	return false;
 }
 
-static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char *node, handover_usage_t *use,
-		       const char ***evictable)
+static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, const char *node,
+		     handover_usage_t *use, const char ***evictable)
 {
 	memset(use, 0, sizeof(*use));
 	*evictable = NULL;
@@ -288,9 +316,8 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 	while (pods && strmap_next(pods, &it, NULL, &v)) {
 		const projection_pod_t *pod = v;
 		bool done = pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED;
-		int64_t count = 0;
-		if (!done && projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) &&
-		    count > 0) {
+		bool requests;
+		if (!done && capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &requests) > 0) {
 			use->plugin_users++;
 			if (!pod->meta.deleting) {
 				*evictable = xrealloc(*evictable, (n_ev + 2) * sizeof(char *));
@@ -328,35 +355,40 @@ static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const char
 	use->n_evictable = n_ev / 2;
 }
 
-/* What the node's owners advertise: allocatable, and the driver's slices for the node. */
-static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node, handover_ads_t *ads)
+/* The driver's slices for a node, borrowed from the cache (free the array). */
+static size_t pc_node_slices(const plan_controller_t *pc, const plan_t *plan, const char *node,
+			     const projection_slice_t ***out)
 {
-	memset(ads, 0, sizeof(*ads));
-	ads->allocatable_known =
-		projection_quantity_find(node->allocatable, node->n_allocatable, plan->extended_resource, &ads->allocatable);
-	projection_quantity_find(node->capacity, node->n_capacity, plan->extended_resource, &ads->capacity);
-	char *node_driver = cache_node_driver_key(node->meta.name, plan->driver);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
 	const strmap_t *slices = cache_index_get(&pc->cache->slices_by_node_driver, node_driver);
 	free(node_driver);
-	size_t it = 0;
+	size_t it = 0, n = 0;
 	void *v;
-	int64_t generation = -1, expected = 0, seen = 0, devices = 0;
+	*out = NULL;
 	while (slices && strmap_next(slices, &it, NULL, &v)) {
-		const projection_slice_t *s = v;
-		ads->slices_present = true;
-		if (s->pool_generation > generation) {
-			generation = s->pool_generation;
-			expected = s->resource_slice_count;
-			seen = 0;
-			devices = 0;
-		}
-		if (s->pool_generation == generation) {
-			seen++;
-			devices += (int64_t)s->n_devices;
-		}
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		(*out)[n++] = v;
 	}
-	ads->slices_complete = ads->slices_present && seen == expected;
-	ads->slice_devices = devices;
+	return n;
+}
+
+/* What the node's owners advertise: allocatable of the pool's legacy resources, and the driver's slices. */
+static void pc_ads(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+		   const projection_node_t *node, handover_ads_t *ads)
+{
+	memset(ads, 0, sizeof(*ads));
+	bool known;
+	ads->allocatable = capacity_legacy_sum(plan, pool, node->allocatable, node->n_allocatable, &ads->allocatable_known);
+	ads->capacity = capacity_legacy_sum(plan, pool, node->capacity, node->n_capacity, &known);
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node->meta.name, &slices);
+	capacity_slices_t count;
+	capacity_count_slices(slices, n, &count);
+	free(slices);
+	ads->slices_present = count.present;
+	ads->slices_complete = count.complete;
+	ads->slice_devices = count.physical;
+	ads->slice_listed = count.listed;
 }
 
 /* ---- status --------------------------------------------------------------- */
@@ -456,22 +488,70 @@ typedef struct {
 	pool_record_t record;
 	const char **canary_names;
 	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
+	capacity_view_t capacity; /* the pool's devices by state, in plugin units and DRA devices */
 	slo_result_t signals[SLO_SIGNALS];
 	slo_verdict_t gate;
 	const slo_result_t *breach;
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
+	bool preflight_held; /* its start waits for preflight */
 } pc_pool_run_t;
+
+/* Devices of driver that claims allocated on the node hold. */
+static int64_t pc_devices_held(const plan_controller_t *pc, const char *node, const char *driver)
+{
+	char *node_driver = cache_node_driver_key(node, driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	int64_t n = 0;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
+			n += claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0;
+	}
+	return n;
+}
+
+/*
+ * The pool's capacity history for the latency judge: when its first node
+ * reached DRA (the step time recorded on the nodes), and whether its DRA
+ * nodes have a device no claim holds now.
+ */
+static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
+						 const char *pool, int64_t now)
+{
+	char *key = xasprintf("%s\x1f%s", plan->name, pool);
+	slo_capacity_t *c = strmap_get(&pc->capacity, key);
+	if (c == NULL) {
+		c = xcalloc(1, sizeof(*c));
+		strmap_put(&pc->capacity, key, c);
+	}
+	free(key);
+	int64_t first = 0, free_devices = 0;
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		if (mem->state.step != HANDOVER_DRA)
+			continue;
+		if (mem->state.since_ms > 0 && (first == 0 || mem->state.since_ms < first))
+			first = mem->state.since_ms;
+		free_devices += run->ads[m].slice_devices - pc_devices_held(pc, mem->node->meta.name, plan->driver);
+	}
+	slo_capacity_observe(c, first, free_devices, now, now - (int64_t)plan->slo.window_ms);
+	return c;
+}
 
 /*
  * Judge a pool's SLO signals from the tracker's samples and the nodes'
- * records: capacity drift of DRA nodes (slice devices against the recorded
- * legacy count), ownership fights (both labels on) and failed steps.
+ * records: capacity drift of DRA nodes (the driver's physical devices against
+ * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
-static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, int64_t now,
-			    int64_t since_floor)
+static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, const char *pool,
+			    int64_t now, int64_t since_floor)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
-	int64_t drift = 0;
+	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
+	size_t n_dra = 0;
 	uint32_t fights = 0, failed = 0;
 	for (size_t m = 0; m < run->n; m++) {
 		const pool_member_t *mem = &run->members[m];
@@ -480,11 +560,12 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 			fights++;
 		if (mem->state.step == HANDOVER_FAILED)
 			failed++;
-		if (mem->state.step == HANDOVER_DRA && mem->state.legacy_devices >= 0) {
-			int64_t d = run->ads[m].slice_devices - mem->state.legacy_devices;
-			drift += d < 0 ? -d : d;
-		}
+		if (mem->state.step == HANDOVER_DRA)
+			on_dra[n_dra++] = (slo_node_devices_t){ .expected = handover_expected_devices(&mem->state),
+								.published = run->ads[m].slice_devices };
 	}
+	int64_t drift = slo_capacity_drift(on_dra, n_dra);
+	free(on_dra);
 	slo_sample_t *samples = NULL;
 	int64_t since = now - (int64_t)plan->slo.window_ms;
 	if (since_floor > since)
@@ -492,7 +573,8 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
 					       plan->n_device_classes, names, run->n, since, &samples);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
-			   .fights = fights, .failed_steps = failed, .now_ms = now };
+			   .fights = fights, .failed_steps = failed,
+			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
 	run->gate = slo_gate(run->signals, &run->breach);
 	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
@@ -505,9 +587,95 @@ static void pc_judge_pool(const plan_controller_t *pc, const plan_t *plan, pc_po
 	free(names);
 }
 
+/* Plugin units held on a node: the pool's legacy resources requested by its pods that have not finished. */
+static int64_t pc_legacy_allocated(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+				   const char *node)
+{
+	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
+	size_t it = 0;
+	void *v;
+	int64_t units = 0;
+	bool known;
+	while (pods && strmap_next(pods, &it, NULL, &v)) {
+		const projection_pod_t *pod = v;
+		if (pod->phase != PROJECTION_POD_SUCCEEDED && pod->phase != PROJECTION_POD_FAILED)
+			units += capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &known);
+	}
+	return units;
+}
+
+/* Physical devices of the driver on a node allocated to claims (a MIG placement counts its GPU once). */
+static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node)
+{
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node, &slices);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	strmap_t used = STRMAP_INIT;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++) {
+			const projection_device_result_t *res = &claim->results[r];
+			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0 || res->pool == NULL || res->device == NULL)
+				continue;
+			const char *key = capacity_physical_key(slices, n, res->pool, res->device);
+			char *k = xasprintf("%s/%s", res->pool, key ? key : res->device);
+			strmap_put(&used, k, NULL);
+			free(k);
+		}
+	}
+	int64_t count = (int64_t)strmap_size(&used);
+	strmap_clear(&used, NULL);
+	free(slices);
+	return count;
+}
+
+/* The pool's capacity view: each member counted by its owner, in both units (reconcilers/capacity.h). */
+static void pc_capacity(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, pc_pool_run_t *run)
+{
+	memset(&run->capacity, 0, sizeof(run->capacity));
+	for (size_t m = 0; m < run->n; m++) {
+		const pool_member_t *mem = &run->members[m];
+		const projection_node_t *node = mem->node;
+		const handover_state_t *st = &mem->state;
+		const handover_ads_t *ads = &run->ads[m];
+		capacity_node_t cn = {
+			.in_handover = handover_step_in_flight(st->step),
+			.unavailable = st->step == HANDOVER_FAILED || node->unschedulable || node->tainted ||
+				       node->ready != PROJECTION_CONDITION_TRUE,
+			.dra_owned = st->step == HANDOVER_DRA,
+		};
+		if (st->legacy_devices > 0 && handover_expected_devices(st) > 0) {
+			cn.units_per = st->legacy_devices;
+			cn.devices_per = handover_expected_devices(st);
+		}
+		if (cn.dra_owned) {
+			cn.total = ads->slice_devices;
+			cn.allocated = pc_dra_allocated(pc, plan, node->meta.name);
+		} else if (cn.in_handover || st->step == HANDOVER_FAILED) {
+			cn.total = st->legacy_devices > 0 ? st->legacy_devices : ads->allocatable;
+		} else {
+			capacity_legacy_t legacy;
+			capacity_legacy(plan, pool, node, &legacy);
+			if (legacy.devices > 0) {
+				cn.units_per = legacy.units;
+				cn.devices_per = legacy.devices;
+			}
+			capacity_legacy_free(&legacy);
+			cn.total = ads->allocatable;
+			cn.allocated = pc_legacy_allocated(pc, plan, pool, node->meta.name);
+		}
+		capacity_view_add(&run->capacity, &cn);
+	}
+}
+
 /* ---- metrics --------------------------------------------------------------- */
 
 static const slo_verdict_t pc_verdicts[] = { SLO_PASS, SLO_BREACH, SLO_INCONCLUSIVE, SLO_UNJUDGED };
+static const char *const pc_capacity_units[] = { "legacyUnits", "draDevices" };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
@@ -540,6 +708,10 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 						   "step they left, as the plan's history recorded it.",
 						   step_buckets, sizeof(step_buckets) / sizeof(step_buckets[0]), "step",
 						   NULL);
+	pc->m_capacity = metrics_gauge_new(r, "drashift_pool_capacity",
+					   "A pool's devices by state (idle, allocated, unavailable, inHandover), in the device "
+					   "plugin's units (legacyUnits) and in the DRA driver's physical devices (draDevices).",
+					   "plan", "pool", "state", "unit", NULL);
 	pc->m_orphans = metrics_gauge_new(r, "drashift_orphaned_nodes",
 					  "Nodes carrying drashift's handover annotations that no MigrationPlan claims "
 					  "(docs/operations.md says how to release them).",
@@ -571,6 +743,10 @@ static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 			metrics_gauge_remove(pc->m_pool_phase, plan, pool, pool_phase_name((pool_phase_t)ph), NULL);
 		for (int st = 0; st < HANDOVER_STEPS; st++)
 			metrics_gauge_remove(pc->m_pool_nodes, plan, pool, handover_step_name((handover_step_t)st), NULL);
+		for (int s = 0; s < CAPACITY_STATES; s++)
+			for (size_t u = 0; u < sizeof(pc_capacity_units) / sizeof(pc_capacity_units[0]); u++)
+				metrics_gauge_remove(pc->m_capacity, plan, pool, capacity_state_name((capacity_state_t)s),
+						     pc_capacity_units[u], NULL);
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
@@ -618,6 +794,14 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 			metrics_gauge_set(pc->m_pool_phase, runs[i].out.phase == (pool_phase_t)ph ? 1 : 0, name, pool,
 					  pool_phase_name((pool_phase_t)ph), NULL);
 	}
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (int s = 0; s < CAPACITY_STATES; s++) {
+			const char *state = capacity_state_name((capacity_state_t)s);
+			metrics_gauge_set(pc->m_capacity, (double)runs[i].capacity.units[s], name, plan->pools[i].name,
+					  state, pc_capacity_units[0], NULL);
+			metrics_gauge_set(pc->m_capacity, (double)runs[i].capacity.devices[s], name, plan->pools[i].name,
+					  state, pc_capacity_units[1], NULL);
+		}
 	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
 }
 
@@ -838,9 +1022,14 @@ static bool pc_ready_to_hold(plan_controller_t *pc, const plan_object_t *po)
 	return po->releases_nodes && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(po->status, "holdsNodes"));
 }
 
-/* Deadlines for a node the plan lets go: its pool's, or the longest of the plan's when no pool selects it. */
-static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node)
+/*
+ * Deadlines for a node the plan lets go: its pool's, or the longest of the
+ * plan's when no pool selects it, with every pool's legacy resources (any of
+ * them may be what the node's plugin serves); *legacy holds that list (free it).
+ */
+static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *plan, const char *node, char ***legacy)
 {
+	*legacy = NULL;
 	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
 	for (size_t m = 0; n && m < n->n; m++)
 		for (size_t i = 0; strcmp(n->matches[m].plan, plan->name) == 0 && i < plan->n_pools; i++)
@@ -854,6 +1043,18 @@ static plan_pool_t pc_release_pool(const plan_controller_t *pc, const plan_t *pl
 			pool.handover_deadline_ms = plan->pools[i].handover_deadline_ms;
 	}
 	pool.drain_policy = PLAN_DRAIN_WAIT;
+	pool.n_legacy_resources = 0;
+	for (size_t i = 0; i < plan->n_pools; i++)
+		for (size_t r = 0; r < plan->pools[i].n_legacy_resources; r++) {
+			size_t k = 0;
+			while (k < pool.n_legacy_resources && strcmp((*legacy)[k], plan->pools[i].legacy_resources[r]) != 0)
+				k++;
+			if (k < pool.n_legacy_resources)
+				continue;
+			*legacy = xrealloc(*legacy, (pool.n_legacy_resources + 1) * sizeof(**legacy));
+			(*legacy)[pool.n_legacy_resources++] = plan->pools[i].legacy_resources[r];
+		}
+	pool.legacy_resources = *legacy;
 	return pool;
 }
 
@@ -868,12 +1069,13 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	const plan_t *plan = &po->plan;
 	handover_state_t st;
 	handover_read(plan, node, &st);
-	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name);
+	char **legacy;
+	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name, &legacy);
 	handover_usage_t use;
 	const char **evictable;
-	pc_usage(pc, plan, node->meta.name, &use, &evictable);
+	pc_usage(pc, plan, &pool, node->meta.name, &use, &evictable);
 	handover_ads_t ads;
-	pc_ads(pc, plan, node, &ads);
+	pc_ads(pc, plan, &pool, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
 				.goal = HANDOVER_GOAL_STAY, .now_ms = now, .plan_uid = po->meta.uid };
 	handover_decision_t d;
@@ -904,6 +1106,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 		*requeue_ms = d.requeue_ms;
 	handover_decision_free(&d);
 	free(evictable);
+	free(legacy);
 }
 
 /* A copy of the node names in a set: acting on nodes must not iterate an index the watch changes. */
@@ -1147,6 +1350,8 @@ typedef struct {
 	size_t refused, failed_nodes;
 	cJSON *handovers;        /* status.handovers */
 	uint64_t requeue_ms;
+	bool preflight_recorded;      /* status.preflight records a pass for this generation */
+	preflight_result_t preflight; /* this round's checks (zeroed when recorded) */
 } pc_reconcile_t;
 
 static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
@@ -1220,9 +1425,200 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
-			pc_ads(pc, r->plan, run->members[m].node, &run->ads[m]);
-		pc_judge_pool(pc, r->plan, run, r->now, r->freeze.judge_since_ms);
+			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms);
+		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
+}
+
+/* ---- preflight -------------------------------------------------------------- */
+
+static void pc_preflight_free(void *v)
+{
+	pc_preflight_t *st = v;
+	if (st == NULL)
+		return;
+	preflight_probe_free(st->facts);
+	free(st);
+}
+
+typedef struct {
+	plan_controller_t *pc;
+	char *plan;
+	int64_t generation;
+} pc_probe_t;
+
+/* A probe answered: keep it for its generation, set when the next may start, and decide again. */
+static void pc_on_preflight(preflight_probe_t *probe, void *data)
+{
+	pc_probe_t *c = data;
+	plan_controller_t *pc = c->pc;
+	pc->probes--;
+	pc_preflight_t *st = pc->closing ? NULL : strmap_get(&pc->preflight, c->plan);
+	if (st != NULL) {
+		uint64_t now = uv_now(pc->loop);
+		st->running = false;
+		if (st->generation == c->generation) {
+			preflight_probe_free(st->facts);
+			st->facts = probe;
+			probe = NULL;
+			st->next_ms = now + st->backoff_ms;
+			st->backoff_ms = st->backoff_ms * 2 > PLAN_PREFLIGHT_RETRY_MAX_MS ? PLAN_PREFLIGHT_RETRY_MAX_MS
+											  : st->backoff_ms * 2;
+		}
+		workqueue_add(pc->queue, c->plan, now);
+		if (pc->in_flight == 0)
+			plan_controller_schedule(pc);
+	}
+	preflight_probe_free(probe);
+	free(c->plan);
+	free(c);
+}
+
+/* Pods on the pool's nodes that may preempt and request the extended resource; *example names one. */
+static size_t pc_preempting_pods(const plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
+				 char **example)
+{
+	size_t n = 0;
+	*example = NULL;
+	for (size_t m = 0; m < run->n; m++) {
+		const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, run->members[m].node->meta.name);
+		size_t it = 0;
+		void *v;
+		while (pods && strmap_next(pods, &it, NULL, &v)) {
+			const projection_pod_t *pod = v;
+			int64_t count = 0;
+			if (!pod->preempts || pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED ||
+			    !projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count) ||
+			    count <= 0)
+				continue;
+			if (n++ == 0)
+				*example = xasprintf("%s/%s", pod->meta.namespace, pod->meta.name);
+		}
+	}
+	return n;
+}
+
+/*
+ * Preflight (reconcilers/preflight.h): a pass recorded for this generation
+ * stands; otherwise the last probe's answers and the caches are judged, and
+ * the API is probed again while the checks fail, at a doubling pace.
+ */
+static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const plan_object_t *po = r->po;
+	r->preflight_recorded = plan_object_preflight_recorded(po);
+	if (r->preflight_recorded)
+		return;
+	pc_preflight_t *st = strmap_get(&pc->preflight, po->meta.name);
+	if (st == NULL) {
+		st = xcalloc(1, sizeof(*st));
+		st->generation = -1;
+		strmap_put(&pc->preflight, po->meta.name, st);
+	}
+	uint64_t now = uv_now(pc->loop);
+	if (st->generation != po->generation) {
+		preflight_probe_free(st->facts);
+		st->facts = NULL;
+		st->generation = po->generation;
+		st->next_ms = 0;
+		st->backoff_ms = PLAN_PREFLIGHT_RETRY_MS;
+		st->passed = false;
+	}
+	if (!st->running && !st->passed && now >= st->next_ms) {
+		pc_probe_t *c = xcalloc(1, sizeof(*c));
+		*c = (pc_probe_t){ .pc = pc, .plan = xstrdup(po->meta.name), .generation = po->generation };
+		if (preflight_probe_start(pc->http, r->plan, FREEZE_NAMESPACE, pc_on_preflight, c) != NULL) {
+			st->running = true;
+			pc->probes++;
+		} else {
+			free(c->plan);
+			free(c);
+			st->next_ms = now + st->backoff_ms;
+		}
+	}
+	const plan_t *plan = r->plan;
+	preflight_pool_t *pools = xcalloc(plan->n_pools + 1, sizeof(*pools));
+	char **examples = xcalloc(plan->n_pools + 1, sizeof(char *));
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		const cJSON *rec = plan_object_pool_status(po, plan->pools[i].name);
+		pools[i] = (preflight_pool_t){
+			.started = pc_parse_time(cJSON_GetObjectItemCaseSensitive(rec, "startTime")) != 0,
+			.members = r->runs[i].members,
+			.ads = r->runs[i].ads,
+			.n_members = r->runs[i].n,
+			.preempting_pods = pc_preempting_pods(pc, plan, &r->runs[i], &examples[i]),
+		};
+		pools[i].preempting_example = examples[i];
+	}
+	preflight_input_t in = { .plan = plan, .pools = pools };
+	if (st->facts)
+		preflight_probe_fill(st->facts, &in);
+	preflight_decide(&in, &r->preflight);
+	st->passed = r->preflight.passed;
+	if (!r->preflight.passed && !st->running)
+		pc_requeue_within(&r->requeue_ms, st->next_ms > now ? st->next_ms - now : 1);
+	for (size_t i = 0; i < plan->n_pools; i++)
+		free(examples[i]);
+	free(examples);
+	free(pools);
+}
+
+/* The condition of this type as the status recorded it, or NULL. */
+static const cJSON *pc_recorded_condition(const plan_object_t *po, const char *type)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(po->status, "conditions"))
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
+		if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* status.preflight: the generation whose checks passed, and when; kept while that is the plan's generation. */
+static void pc_render_preflight(cJSON *st, const pc_reconcile_t *r)
+{
+	if (r->preflight_recorded) {
+		cJSON_AddItemToObject(st, "preflight",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(r->po->status, "preflight"), true));
+		return;
+	}
+	if (!r->preflight.passed)
+		return;
+	cJSON *p = cJSON_AddObjectToObject(st, "preflight");
+	cJSON_AddNumberToObject(p, "passedGeneration", (double)r->po->generation);
+	cJSON_AddStringToObject(p, "passedTime", r->now_s);
+}
+
+/*
+ * The Preflight condition: as recorded once a pass is (the checks do not run
+ * again for that generation), otherwise this round's checks. A change of
+ * reason is logged and an Event, once, with the status that records it.
+ */
+static void pc_render_preflight_condition(plan_controller_t *pc, cJSON *conds, const pc_reconcile_t *r)
+{
+	const cJSON *old = pc_recorded_condition(r->po, "Preflight");
+	if (r->preflight_recorded && old) {
+		cJSON_AddItemToArray(conds, cJSON_Duplicate(old, true));
+		return;
+	}
+	const preflight_result_t *pf = &r->preflight;
+	const char *reason = r->preflight_recorded ? "Passed" : pf->reason;
+	char *message = r->preflight_recorded ? xstrdup("the checks passed for this generation of the spec")
+					      : xstrdup(pf->message);
+	events_utf8_truncate(message, PLAN_PREFLIGHT_MESSAGE_MAX);
+	bool ok = r->preflight_recorded || pf->passed;
+	pc_condition(conds, r->po->status, "Preflight", ok, reason, message, r->po->generation, r->now_s);
+	const cJSON *old_reason = cJSON_GetObjectItemCaseSensitive(old, "reason");
+	if (r->write_status && !pc->dry_run && strcmp(reason, "Checking") != 0 &&
+	    !(cJSON_IsString(old_reason) && strcmp(old_reason->valuestring, reason) == 0)) {
+		log_info("preflight", "plan", r->po->meta.name, "reason", reason);
+		events_emit(pc->events, &r->ref, ok ? "Normal" : "Warning", ok ? "PreflightPassed" : "PreflightFailed",
+			    "Preflight", "%s", pf->problems ? pf->problems : message);
+	}
+	free(message);
 }
 
 /* Decide: a new breach freezes the plan, recorded before anything acts on it. */
@@ -1279,13 +1675,18 @@ static void pc_decide_pools(pc_reconcile_t *r)
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		pc_read_pool_record(r->po, plan->pools[i].name, run);
+		bool checked = preflight_pool_may_start(&r->preflight, r->preflight_recorded, run->record.start_ms != 0);
+		run->preflight_held = !checked;
 		pool_input_t in = {
 			.plan = plan,
 			.pool = &plan->pools[i],
 			.record = run->record,
 			.members = run->members,
 			.n_members = run->n,
-			.may_start = not_done_before < (size_t)plan->max_concurrent_pools,
+			.may_start = not_done_before < (size_t)plan->max_concurrent_pools && checked,
+			.start_held = checked ? NULL
+					      : "waiting for preflight: fix what the Preflight condition's Fail lines name, "
+						"or set spec.preflight: Warn",
 			.frozen = r->freeze.frozen,
 			.breach_rollback = r->freeze.frozen && plan->slo.breach_policy == PLAN_BREACH_FREEZE_AND_ROLLBACK &&
 					   r->breach_pool && strcmp(r->breach_pool, plan->pools[i].name) == 0,
@@ -1318,7 +1719,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 				continue; /* restart safety: the record first */
 			handover_usage_t use;
 			const char **evictable;
-			pc_usage(pc, plan, mem->node->meta.name, &use, &evictable);
+			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use, &evictable);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
 						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
 						 .plan_uid = r->po->meta.uid };
@@ -1379,6 +1780,13 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
 	cJSON_AddStringToObject(p, "gate", gate);
 	free(gate);
+	cJSON *capacity = cJSON_AddObjectToObject(p, "capacity");
+	cJSON *units = cJSON_AddObjectToObject(capacity, "legacyUnits");
+	cJSON *devices = cJSON_AddObjectToObject(capacity, "draDevices");
+	for (int s = 0; s < CAPACITY_STATES; s++) {
+		cJSON_AddNumberToObject(units, capacity_state_name((capacity_state_t)s), (double)run->capacity.units[s]);
+		cJSON_AddNumberToObject(devices, capacity_state_name((capacity_state_t)s), (double)run->capacity.devices[s]);
+	}
 	return p;
 }
 
@@ -1396,6 +1804,13 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 			cJSON_AddStringToObject(sig, "pool", r->plan->pools[i].name);
 			cJSON_AddStringToObject(sig, "value", value);
 			cJSON_AddStringToObject(sig, "threshold", threshold);
+			if (s->id == SLO_ALLOCATION_LATENCY) {
+				/* Beside the judged value: the same p95 counted from the claims' creation. */
+				slo_result_t raw = *s;
+				raw.value = s->raw_value;
+				plan_status_signal_text(&raw, value, threshold, sizeof(value));
+				cJSON_AddStringToObject(sig, "rawValue", value);
+			}
 			cJSON_AddNumberToObject(sig, "samples", s->samples);
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
 			cJSON_AddItemToArray(signals, sig);
@@ -1463,6 +1878,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		pc_condition(out, r->po->status, conds[c].type, conds[c].status, conds[c].reason, conds[c].message,
 			     r->po->generation, r->now_s);
 	plan_conditions_free(conds);
+	pc_render_preflight_condition(pc, out, r);
 }
 
 /* Render the whole status of a valid plan. */
@@ -1474,11 +1890,13 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	size_t pools_dra = 0, nodes_dra = 0, nodes_total = 0;
 	const char **messages = xcalloc(plan->n_pools + 1, sizeof(*messages));
 	pool_record_t *records = xcalloc(plan->n_pools + 1, sizeof(*records));
+	bool *held = xcalloc(plan->n_pools + 1, sizeof(*held));
 	cJSON *pools = cJSON_AddArrayToObject(st, "pools");
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		phases[i] = r->runs[i].out.phase;
 		messages[i] = r->runs[i].out.message;
 		records[i] = r->runs[i].out.record;
+		held[i] = r->runs[i].preflight_held;
 		pools_dra += phases[i] == POOL_DRA;
 		nodes_dra += r->runs[i].out.n_dra;
 		nodes_total += r->runs[i].n;
@@ -1487,12 +1905,14 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	/* First in kubectl describe (its fields are sorted): the phase, what happens next, what to do. */
 	plan_breach_t in_force = pc_breach_in_force(r);
 	plan_activity_input_t activity = { .plan = plan, .phases = phases, .messages = messages, .records = records,
-					   .frozen = r->freeze.frozen, .breach = &in_force, .now_ms = r->now };
+					   .preflight_held = held, .frozen = r->freeze.frozen, .breach = &in_force,
+					   .now_ms = r->now };
 	char *text = plan_status_activity(&activity);
 	cJSON_AddStringToObject(st, "activity", text);
 	free(text);
 	free(messages);
 	free(records);
+	free(held);
 	pc_render_signals(st, r);
 	pc_render_breach(st, r);
 	cJSON_AddStringToObject(st, "phase", plan_status_phase(phases, plan->n_pools, r->freeze.frozen, plan->paused));
@@ -1505,6 +1925,7 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	cJSON_AddBoolToObject(st, "frozen", r->freeze.frozen);
 	cJSON_AddBoolToObject(st, "holdsNodes", r->holds);
 	cJSON_AddItemToObject(st, "handovers", cJSON_Duplicate(r->handovers, true));
+	pc_render_preflight(st, r);
 	pc_render_conditions(pc, st, r, phases);
 	free(phases);
 	return st;
@@ -1680,6 +2101,26 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 	cJSON_Delete(r->conflicts);
 	cJSON_Delete(r->handovers);
 	plan_new_breach_free(&r->new_breach);
+	preflight_result_free(&r->preflight);
+}
+
+static void pc_capacity_free(void *v)
+{
+	if (v)
+		slo_capacity_free(v);
+	free(v);
+}
+
+/* Forget the capacity history of a plan's pools. */
+static void pc_capacity_forget(plan_controller_t *pc, const char *plan)
+{
+	size_t n;
+	char **keys = pc_names(&pc->capacity, &n);
+	size_t len = strlen(plan);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(keys[i], plan, len) == 0 && keys[i][len] == '\x1f')
+			pc_capacity_free(strmap_remove(&pc->capacity, keys[i]));
+	pc_names_free(keys, n);
 }
 
 /* The plan is gone or going: forget what this process remembers of it, and release its nodes while its finalizer holds it. */
@@ -1692,6 +2133,8 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
 	pc_switch_forget(&pc->tenancy, name);
+	pc_preflight_free(strmap_remove(&pc->preflight, name));
+	pc_capacity_forget(pc, name);
 	if (po && po->releases_nodes)
 		pc_release_deleting(pc, po, requeue_ms);
 }
@@ -1725,6 +2168,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		return;
 	}
 	pc_judge(pc, &r);
+	pc_preflight(pc, &r);
 	pc_decide_breach(pc, &r);
 	pc_decide_pools(&r);
 	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
@@ -1912,6 +2356,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	node_owners_init(&pc->owners);
 	pc->finalizer_sent = (strmap_t)STRMAP_INIT;
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
+	pc->preflight = (strmap_t)STRMAP_INIT;
+	pc->capacity = (strmap_t)STRMAP_INIT;
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
@@ -1997,6 +2443,8 @@ static void plan_controller_free(uv_handle_t *h)
 	node_owners_free(&pc->owners);
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
+	strmap_clear(&pc->preflight, pc_preflight_free);
+	strmap_clear(&pc->capacity, pc_capacity_free);
 	free(pc);
 	if (done)
 		done(data);
@@ -2005,7 +2453,7 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0 || (pc->history && plan_history_busy(pc->history))) {
+	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history))) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}

@@ -130,3 +130,10 @@ const cJSON *plan_object_pool_status(const plan_object_t *p, const char *pool_na
 	}
 	return NULL;
 }
+
+bool plan_object_preflight_recorded(const plan_object_t *p)
+{
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p->status, "preflight"),
+							  "passedGeneration");
+	return cJSON_IsNumber(g) && g->valuedouble == (double)p->generation;
+}

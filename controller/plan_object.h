@@ -48,4 +48,11 @@ cJSON *plan_object_child_new(const char *api_version, const char *kind, const ch
 /* The status record of pool_name, or NULL. */
 const cJSON *plan_object_pool_status(const plan_object_t *p, const char *pool_name);
 
+/*
+ * Whether status.preflight records a pass for the plan's current generation:
+ * pools that have not started may start without waiting for the checks
+ * again (a restart or an upgrade does not re-block a plan).
+ */
+bool plan_object_preflight_recorded(const plan_object_t *p);
+
 #endif

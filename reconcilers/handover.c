@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capacity.h"
 #include "rfc3339.h"
 #include "xalloc.h"
 
@@ -55,7 +56,7 @@ const char *handover_step_waits_for(handover_step_t step)
 	case HANDOVER_PLUGIN_OFF:
 		return "allocatable of the extended resource to drop to 0";
 	case HANDOVER_DRIVER_ON:
-		return "the driver's ResourceSlices for the node to be complete, with the devices the plugin had";
+		return "the driver's ResourceSlices for the node to be complete, with the physical devices the plugin's units stood for";
 	case HANDOVER_DRAINING_DRA:
 		return "pods holding DRA claims on the node to finish";
 	case HANDOVER_DRIVER_OFF:
@@ -73,23 +74,31 @@ const char *handover_step_waits_for(handover_step_t step)
 
 static const char *handover_annotation(const projection_node_t *node, const char *key)
 {
-	for (size_t i = 0; i < node->n_annotations; i++)
-		if (strcmp(node->annotations[i].key, key) == 0)
-			return node->annotations[i].value;
-	return NULL;
+	return projection_label_find(node->annotations, node->n_annotations, key);
 }
 
 static const char *handover_label(const projection_node_t *node, const char *key)
 {
-	for (size_t i = 0; i < node->n_labels; i++)
-		if (strcmp(node->labels[i].key, key) == 0)
-			return node->labels[i].value;
-	return NULL;
+	return projection_label_find(node->labels, node->n_labels, key);
+}
+
+/* A recorded count: absent leaves *out; -1 when unreadable. */
+static int handover_read_count(const char *v, int64_t *out)
+{
+	if (v == NULL)
+		return 0;
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || end == v || n < 0)
+		return -1;
+	*out = n;
+	return 0;
 }
 
 void handover_read(const plan_t *plan, const projection_node_t *node, handover_state_t *out)
 {
-	*out = (handover_state_t){ .legacy_devices = -1 };
+	*out = (handover_state_t){ .legacy_devices = -1, .dra_devices = -1 };
 	const char *plugin = handover_label(node, plan->device_plugin_label.key);
 	const char *dra = handover_label(node, plan->dra_label.key);
 	out->plugin_enabled = plugin && strcmp(plugin, plan->device_plugin_label.enabled) == 0;
@@ -123,15 +132,14 @@ void handover_read(const plan_t *plan, const projection_node_t *node, handover_s
 	if (out->since_ms < 0)
 		out->bad_record = true;
 	out->cordoned_by_us = cordoned && strcmp(cordoned, "true") == 0;
-	if (devices) {
-		char *end;
-		errno = 0;
-		long long n = strtoll(devices, &end, 10);
-		if (errno != 0 || *end != '\0' || end == devices || n < 0)
-			out->bad_record = true;
-		else
-			out->legacy_devices = n;
-	}
+	if (handover_read_count(devices, &out->legacy_devices) != 0 ||
+	    handover_read_count(handover_annotation(node, HANDOVER_ANN_DRA_DEVICES), &out->dra_devices) != 0)
+		out->bad_record = true;
+}
+
+int64_t handover_expected_devices(const handover_state_t *st)
+{
+	return st->dra_devices >= 0 ? st->dra_devices : st->legacy_devices;
 }
 
 /* ---- building decisions -------------------------------------------------- */
@@ -237,6 +245,24 @@ static void handover_advance(const handover_input_t *in, handover_decision_t *d,
  */
 static void handover_begin(const handover_input_t *in, handover_decision_t *d, handover_direction_t dir)
 {
+	/*
+	 * Towards DRA, what the plugin's units stand for in the driver's
+	 * devices, to check the driver against. A node that advertises none (its
+	 * plugin has not registered yet, or crashed) has an unknown count, not
+	 * zero: none is recorded and the driver's devices are verified on their
+	 * own (complete slices, at least one device). Units that cannot be
+	 * mapped stop the node before anything is touched.
+	 */
+	capacity_legacy_t legacy = { .devices = -1 };
+	if (dir == HANDOVER_TO_DRA) {
+		capacity_legacy(in->plan, in->pool, in->node, &legacy);
+		if (legacy.problem) {
+			handover_refuse(d, "CapacityNotComparable", "%s: not handed over: %s", in->node->meta.name,
+					legacy.problem);
+			capacity_legacy_free(&legacy);
+			return;
+		}
+	}
 	handover_patch_t p;
 	handover_patch_init(&p);
 	handover_step_t to = dir == HANDOVER_TO_DRA ? HANDOVER_DRAINING : HANDOVER_DRAINING_DRA;
@@ -247,31 +273,29 @@ static void handover_begin(const handover_input_t *in, handover_decision_t *d, h
 	handover_patch_step(&p, to, in->now_ms);
 	handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, in->node->unschedulable ? "false" : "true");
 	handover_patch_annotation(&p, HANDOVER_ANN_FAILURE, NULL);
-	/*
-	 * The device plugin's count, to check the driver against. A node that
-	 * advertises none (its plugin has not registered yet, or crashed) has an
-	 * unknown count, not zero: no count is recorded, and the driver's devices
-	 * are verified on their own (complete slices, at least one device).
-	 */
-	int64_t n = in->ads->allocatable_known ? in->ads->allocatable : in->ads->capacity;
-	bool counted = dir == HANDOVER_TO_DRA && n > 0;
+	bool counted = legacy.devices > 0;
 	if (dir == HANDOVER_TO_DRA) {
-		char devices[24];
-		snprintf(devices, sizeof(devices), "%lld", (long long)n);
-		handover_patch_annotation(&p, HANDOVER_ANN_LEGACY_DEVICES, counted ? devices : NULL);
+		char units[24], devices[24];
+		snprintf(units, sizeof(units), "%lld", (long long)legacy.units);
+		snprintf(devices, sizeof(devices), "%lld", (long long)legacy.devices);
+		handover_patch_annotation(&p, HANDOVER_ANN_LEGACY_DEVICES, counted ? units : NULL);
+		handover_patch_annotation(&p, HANDOVER_ANN_DRA_DEVICES, counted ? devices : NULL);
 	}
 	if (!in->node->unschedulable)
 		handover_patch_unschedulable(&p, true);
+	char *counts = dir != HANDOVER_TO_DRA ? xstrdup("")
+		       : counted ? xasprintf("; the plugin's %lld units stand for %lld devices (%s)",
+					     (long long)legacy.units, (long long)legacy.devices, legacy.source)
+				 : xstrdup("; the device plugin advertises no extended resource, so its device count is "
+					   "unknown and the driver's devices are verified on their own");
 	handover_emit(d, &p, in->state->step, to, dir == HANDOVER_TO_DRA ? "HandoverStarted" : "RollbackStarted",
-		      false, "%s: cordoned%s; waiting for %s%s%s", in->node->meta.name,
+		      false, "%s: cordoned%s; waiting for %s%s", in->node->meta.name,
 		      in->node->unschedulable ? " (already unschedulable, left so)" : "",
 		      dir == HANDOVER_TO_DRA ? "pods using the extended resource to finish"
 					     : "pods holding DRA claims on the node to finish",
-		      dir == HANDOVER_TO_DRA && !counted ? "; the device plugin advertises no " : "",
-		      dir == HANDOVER_TO_DRA && !counted
-			      ? "extended resource, so its device count is unknown and the driver's devices are "
-				"verified on their own"
-			      : "");
+		      counts);
+	free(counts);
+	capacity_legacy_free(&legacy);
 }
 
 /* Switch direction mid-way, keeping the cordon and the record of who cordoned. */
@@ -292,8 +316,8 @@ static void handover_turn(const handover_input_t *in, handover_decision_t *d, ha
 
 static const char *const handover_record_keys[] = {
 	HANDOVER_ANN_PLAN,    HANDOVER_ANN_DIRECTION,       HANDOVER_ANN_STEP,    HANDOVER_ANN_SINCE,
-	HANDOVER_ANN_CORDONED, HANDOVER_ANN_LEGACY_DEVICES, HANDOVER_ANN_FAILURE, HANDOVER_ANN_ORPHANED_BY,
-	HANDOVER_ANN_PLAN_UID,
+	HANDOVER_ANN_CORDONED, HANDOVER_ANN_LEGACY_DEVICES, HANDOVER_ANN_DRA_DEVICES, HANDOVER_ANN_FAILURE,
+	HANDOVER_ANN_ORPHANED_BY, HANDOVER_ANN_PLAN_UID,
 };
 
 /* Remove every record drashift keeps on a node. */
@@ -489,21 +513,24 @@ static void handover_drain(const handover_input_t *in, handover_decision_t *d, h
 			 "no pod uses the extended resource: device-plugin label off, waiting for allocatable 0");
 }
 
-/* DRA label on: verified once the slices are complete with the devices the plugin had. */
+/* DRA label on: verified once the slices are complete with the devices the plugin's units stand for. */
 static void handover_verify_slices(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;
 	const handover_ads_t *ads = in->ads;
-	if (ads->slices_complete &&
-	    (st->legacy_devices < 0 ? ads->slice_devices > 0 : ads->slice_devices == st->legacy_devices)) {
+	int64_t expected = handover_expected_devices(st);
+	if (ads->slices_complete && (expected < 0 ? ads->slice_devices > 0 : ads->slice_devices == expected)) {
 		handover_advance(in, d, HANDOVER_VERIFIED, -1, -1, "DRADriverVerified",
-				 "the node's ResourceSlices are complete and advertise the devices the plugin had");
+				 "the node's ResourceSlices are complete and hold the physical devices the plugin's units stood for");
 		return;
 	}
 	char *why = !ads->slices_complete
 			    ? xstrdup("the driver's ResourceSlices for the node are not complete")
-			    : xasprintf("the driver advertises %lld devices, the device plugin had %lld",
-					(long long)ads->slice_devices, (long long)st->legacy_devices);
+			    : xasprintf("the driver advertises %lld physical devices (%lld listed), the device plugin's "
+					"%lld units stand for %lld; fix the driver, or spec.pools[].capacity if the "
+					"mapping is wrong",
+					(long long)ads->slice_devices, (long long)ads->slice_listed,
+					(long long)st->legacy_devices, (long long)expected);
 	handover_wait(in, d, in->pool->handover_deadline_ms, why);
 	free(why);
 }

@@ -4,7 +4,8 @@
  *
  *   to DRA:    legacy -cordon-> draining -plugin label off-> plugin-off
  *              -(allocatable 0) DRA label on-> driver-on
- *              -(slices complete, devices == legacy count)-> verified -uncordon-> dra
+ *              -(slices complete, physical devices == what the plugin's units stand for)-> verified
+ *              -uncordon-> dra
  *   to legacy: dra -cordon-> draining-dra -DRA label off-> driver-off
  *              -(slices gone) plugin label on-> plugin-on
  *              -(allocatable > 0)-> verified-legacy -uncordon, forget-> legacy
@@ -35,6 +36,8 @@
 #define HANDOVER_ANN_SINCE "drashift.io/step-since"
 #define HANDOVER_ANN_CORDONED "drashift.io/cordoned-by-drashift"
 #define HANDOVER_ANN_LEGACY_DEVICES "drashift.io/legacy-devices"
+/* The physical devices the plugin's units stand for (reconcilers/capacity.h): what the driver must publish. */
+#define HANDOVER_ANN_DRA_DEVICES "drashift.io/dra-devices"
 #define HANDOVER_ANN_FAILURE "drashift.io/failure"
 /* Left by a forced delete of the plan: who let the node go, when, at which step. */
 #define HANDOVER_ANN_ORPHANED_BY "drashift.io/orphaned-by"
@@ -45,7 +48,7 @@ typedef enum {
 	HANDOVER_DRAINING,    /* to DRA: cordoned, waiting for extended-resource pods to go */
 	HANDOVER_PLUGIN_OFF,  /* to DRA: plugin label off, waiting for allocatable 0 */
 	HANDOVER_DRIVER_ON,   /* to DRA: DRA label on, waiting for complete slices */
-	HANDOVER_VERIFIED,    /* to DRA: slices match the legacy device count */
+	HANDOVER_VERIFIED,    /* to DRA: the slices hold the physical devices the plugin's units stood for */
 	HANDOVER_DRA,         /* the DRA driver owns the node */
 	HANDOVER_DRAINING_DRA,/* to legacy: cordoned, waiting for claims on the node to be released */
 	HANDOVER_DRIVER_OFF,  /* to legacy: DRA label off, waiting for the slices to go */
@@ -78,7 +81,8 @@ typedef struct {
 	const char *plan;          /* HANDOVER_ANN_PLAN, NULL when absent */
 	int64_t since_ms;          /* wall-clock ms the step began; 0 when unknown */
 	bool cordoned_by_us;
-	int64_t legacy_devices;    /* -1 when not recorded */
+	int64_t legacy_devices;    /* the plugin's units when the handover began; -1 when not recorded */
+	int64_t dra_devices;       /* the physical devices they stand for; -1 when not recorded */
 	const char *failure;       /* why the node failed, when it did */
 	const char *orphaned_by;   /* HANDOVER_ANN_ORPHANED_BY: a forced delete let the node go; adopt nothing */
 	const char *plan_uid;      /* HANDOVER_ANN_PLAN_UID: the uid of the plan that started the handover, NULL when absent */
@@ -105,12 +109,14 @@ typedef struct {
 
 /* What the node's advertisements say. */
 typedef struct {
-	bool allocatable_known; /* the node lists the extended resource in allocatable */
-	int64_t allocatable;    /* status.allocatable[extended resource] (0 when absent) */
-	int64_t capacity;       /* status.capacity[extended resource] (0 when absent) */
+	/* Summed over the pool's legacy resources (spec.extendedResource and capacity.legacyResources). */
+	bool allocatable_known; /* the node lists one of them in allocatable */
+	int64_t allocatable;    /* status.allocatable (0 when absent) */
+	int64_t capacity;       /* status.capacity (0 when absent) */
 	bool slices_present;    /* any ResourceSlice of the driver for this node */
-	bool slices_complete;   /* all resourceSliceCount slices of the newest generation present */
-	int64_t slice_devices;  /* devices in those slices */
+	bool slices_complete;   /* every pool of the driver: resourceSliceCount slices of its newest generation present */
+	int64_t slice_devices;  /* physical devices in those slices (reconcilers/capacity.h) */
+	int64_t slice_listed;   /* devices listed in them (more than physical with partitionable devices) */
 } handover_ads_t;
 
 typedef enum {
@@ -150,6 +156,13 @@ typedef struct {
 	 */
 	const char *plan_uid;
 } handover_input_t;
+
+/*
+ * The physical devices the driver must publish on a node handed over to DRA:
+ * the recorded mapping, else (a record from before it) the recorded units,
+ * else -1 (unknown: the driver's devices are verified on their own).
+ */
+int64_t handover_expected_devices(const handover_state_t *state);
 
 /* Decide the next action for one node. Free the decision with handover_decision_free. */
 void handover_decide(const handover_input_t *in, handover_decision_t *out);

@@ -46,6 +46,7 @@
 #define PLAN_MAX_NAMED_POOLS 32
 #define PLAN_MAX_DURATION_LEN 32
 #define PLAN_MAX_BREACH_ID_LEN 253
+#define PLAN_MAX_LEGACY_RESOURCES 32
 
 /*
  * The longest duration accepted: what Go's time.Duration holds (int64
@@ -393,6 +394,7 @@ void plan_free(plan_t *p)
 		free(pool->name);
 		plan__free_selector(&pool->node_selector);
 		plan__free_strs(pool->canary_namespaces, pool->n_canary_namespaces);
+		plan__free_strs(pool->legacy_resources, pool->n_legacy_resources);
 	}
 	free(p->pools);
 	free(p->acknowledged_breach);
@@ -574,10 +576,29 @@ static int plan__canary(const json_decode_scope_t *pool, plan_pool_t *out)
 			      "must be a namespace name", &out->canary_namespaces, &out->n_canary_namespaces);
 }
 
+static bool plan__valid_resource(const char *s)
+{
+	return strchr(s, '/') != NULL && plan__is_label_key(s);
+}
+
+/* pools[].capacity: replicasPerDevice and legacyResources. */
+static int plan__capacity(const json_decode_scope_t *pool, plan_pool_t *out)
+{
+	static const char *const known[] = {"replicasPerDevice", "legacyResources", NULL};
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t c;
+	if (json_decode_obj(pool, "capacity", false, &c, path, sizeof(path)) != 0 || plan__known(&c, known) != 0 ||
+	    plan__int32(&c, "replicasPerDevice", 0, 1, INT32_MAX, &out->replicas_per_device) != 0)
+		return -1;
+	return plan__str_list(&c, "legacyResources", PLAN_MAX_LEGACY_RESOURCES, true, plan__valid_resource,
+			      "must be a domain-prefixed resource name such as nvidia.com/mig-1g.10gb",
+			      &out->legacy_resources, &out->n_legacy_resources);
+}
+
 static int plan__pool(const json_decode_scope_t *pool, plan_pool_t *out)
 {
 	static const char *const known[] = {"name",	"nodeSelector", "canary", "maxUnavailable",
-					    "bakeTime", "deadlines",	"drain",  NULL};
+					    "bakeTime", "deadlines",	"drain",  "capacity", NULL};
 	static const char *const known_deadlines[] = {"drain", "handover", NULL};
 	static const char *const known_drain[] = {"policy", "evictionDeadline", NULL};
 	static const char *const policies[] = {"Wait", "Evict", NULL};
@@ -592,6 +613,7 @@ static int plan__pool(const json_decode_scope_t *pool, plan_pool_t *out)
 					"must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)");
 	out->name = xstrdup(name);
 	if (plan__selector(pool, "nodeSelector", true, "node", &out->node_selector) != 0 || plan__canary(pool, out) != 0 ||
+	    plan__capacity(pool, out) != 0 ||
 	    plan__int32(pool, "maxUnavailable", 1, 1, INT32_MAX, &out->max_unavailable) != 0 ||
 	    plan__duration(pool, "bakeTime", 10 * 60 * 1000, PLAN_DUR_ZERO_OK, &out->bake_ms) != 0 ||
 	    json_decode_obj(pool, "deadlines", false, &deadlines, dpath, sizeof(dpath)) != 0 ||
@@ -659,6 +681,24 @@ static int plan__selectors_avoid_ownership(const json_decode_scope_t *spec, cons
 						   "must not use the ownership label %s: nodes would leave the pool "
 						   "as drashift flips it",
 						   q);
+		}
+	}
+	return 0;
+}
+
+/* A pool's capacity.legacyResources must not repeat spec.extendedResource: its units would count twice. */
+static int plan__legacy_distinct(const json_decode_scope_t *spec, const plan_t *p)
+{
+	for (size_t i = 0; i < p->n_pools; i++) {
+		const plan_pool_t *pool = &p->pools[i];
+		for (size_t r = 0; r < pool->n_legacy_resources; r++) {
+			if (strcmp(pool->legacy_resources[r], p->extended_resource) != 0)
+				continue;
+			char where[JSON_DECODE_PATH_MAX];
+			json_decode_bprintf(where, sizeof(where), "%s.pools[%zu].capacity.legacyResources[%zu]",
+					    spec->path, i, r);
+			return json_decode_fail_at(spec->err, spec->errlen, where,
+						   "must not repeat spec.extendedResource: its units would count twice");
 		}
 	}
 	return 0;
@@ -832,11 +872,13 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "promote",
-					    "slo",	   "acknowledgedBreach", "tenancy",
+					    "slo",	   "acknowledgedBreach", "preflight", "tenancy",
 					    NULL};
+	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
 	const char *driver, *resource, *ack;
+	int preflight;
 	if (plan__type(top) != 0 || plan__meta(top, p) != 0 ||
 	    json_decode_obj(top, "spec", true, &spec, path, sizeof(path)) != 0 || plan__known(&spec, known) != 0 ||
 	    json_decode_str(&spec, "driver", true, &driver) != 0)
@@ -847,7 +889,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	p->driver = xstrdup(driver);
 	if (json_decode_str(&spec, "extendedResource", true, &resource) != 0)
 		return -1;
-	if (strchr(resource, '/') == NULL || !plan__is_label_key(resource))
+	if (!plan__valid_resource(resource))
 		return json_decode_fail(&spec, "extendedResource",
 					"must be a domain-prefixed resource name such as example.com/gpu");
 	p->extended_resource = xstrdup(resource);
@@ -859,13 +901,15 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	if (p->n_device_classes == 0)
 		return json_decode_fail(&spec, "deviceClassNames", "must list at least one DeviceClass");
 	if (plan__ownership(&spec, p) != 0 || plan__pools(&spec, p) != 0 ||
-	    plan__selectors_avoid_ownership(&spec, p) != 0 ||
+	    plan__selectors_avoid_ownership(&spec, p) != 0 || plan__legacy_distinct(&spec, p) != 0 ||
 	    plan__int32(&spec, "maxConcurrentPools", 1, 1, INT32_MAX, &p->max_concurrent_pools) != 0 ||
 	    json_decode_bool(&spec, "paused", &p->paused) != 0 || plan__rollback(&spec, p) != 0 ||
 	    plan__promote(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
+	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0 ||
 	    plan__tenancy(&spec, p) != 0)
 		return -1;
+	p->preflight = (plan_preflight_t)preflight;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)
 		return json_decode_fail(&spec, "acknowledgedBreach", "longer than %d characters",
 					PLAN_MAX_BREACH_ID_LEN);

@@ -74,6 +74,15 @@ typedef struct {
 	uint64_t eviction_deadline_ms; /* Evict only: give up evicting after this; default 30m */
 	bool rollback;                 /* spec.rollback.pools names this pool */
 	bool promote;                  /* spec.promote.pools names it: the canary need not wait out its bake */
+	/*
+	 * capacity: how the device plugin's units map to the driver's devices
+	 * (reconcilers/capacity.h). More extended resources the plugin serves on
+	 * the pool's nodes besides spec.extendedResource (MIG profiles such as
+	 * nvidia.com/mig-1g.10gb): drained, gated and counted like it.
+	 */
+	char **legacy_resources;
+	size_t n_legacy_resources;
+	int32_t replicas_per_device;   /* plugin units per physical device; 0: from the node's labels */
 } plan_pool_t;
 
 typedef struct {
@@ -88,6 +97,12 @@ typedef struct {
 	plan_breach_policy_t breach_policy;
 	plan_freeze_mode_t freeze_mode; /* default Admission */
 } plan_slo_t;
+
+/*
+ * spec.preflight: Enforce (pools that have not started wait until the
+ * preflight checks pass) or Warn (they show, and nothing waits for them).
+ */
+typedef enum { PLAN_PREFLIGHT_ENFORCE, PLAN_PREFLIGHT_WARN } plan_preflight_t;
 
 /* The freeze's parts a mode asks for. */
 bool plan_freeze_by_admission(plan_freeze_mode_t mode);
@@ -109,6 +124,7 @@ typedef struct {
 	bool paused;
 	bool rollback_all;                /* spec.rollback.all */
 	plan_slo_t slo;
+	plan_preflight_t preflight;
 	/* A person lifts a freeze by writing the breach's id here (spec.acknowledgedBreach). */
 	char *acknowledged_breach;
 	/*

@@ -186,6 +186,11 @@ char *plan_status_activity(const plan_activity_input_t *in)
 			return baking;
 		if (in->phases[i] == POOL_LEGACY && (plan->rollback_all || plan->pools[i].rollback))
 			continue; /* rolled back and held there: say what the others do */
+		if (in->phases[i] == POOL_LEGACY && in->preflight_held && in->preflight_held[i])
+			return xasprintf("Legacy: pool %s waits for preflight before its first node moves. Action: fix what "
+					 "the Preflight condition's Fail lines name (kubectl describe migrationplan %s), or "
+					 "set spec.preflight: Warn",
+					 plan->pools[i].name, plan->name);
 		return xasprintf("%s: pool %s: %s. Action: none", phase, plan->pools[i].name, plan_status_message(in, i));
 	}
 	return xstrdup("Legacy: every pool is rolled back to the device plugin and spec.rollback holds it there. "

@@ -89,6 +89,7 @@ typedef struct {
 	const pool_phase_t *phases;   /* one per pool */
 	const char *const *messages;  /* each pool's message (pool_output_t), NULL entries allowed */
 	const pool_record_t *records; /* each pool's record (the bake start) */
+	const bool *preflight_held;   /* one per pool: its start waits for preflight; NULL: none does */
 	bool frozen;
 	const plan_breach_t *breach;  /* the breach in force when frozen */
 	int64_t now_ms;

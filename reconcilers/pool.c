@@ -176,7 +176,9 @@ static bool pool_held(const pool_input_t *in, pool_output_t *out)
 	}
 	if (!in->may_start && out->n_dra == 0 && out->n_handover == 0) {
 		out->phase = POOL_LEGACY;
-		pool_message(out, in->n_members ? "waiting for its turn in the plan's pool order" : "no node matches the pool's selector");
+		pool_message(out, "%s", !in->n_members ? "no node matches the pool's selector"
+				       : in->start_held ? in->start_held
+							: "waiting for its turn in the plan's pool order");
 		return true;
 	}
 	if (in->n_members == 0) {

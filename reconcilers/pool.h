@@ -60,7 +60,8 @@ typedef struct {
 	pool_record_t record;
 	const pool_member_t *members; /* sorted by node name */
 	size_t n_members;
-	bool may_start; /* plan order and maxConcurrentPools let this pool migrate now */
+	bool may_start; /* plan order, maxConcurrentPools and preflight let this pool migrate now */
+	const char *start_held; /* why it may not start when that is not the pool order (may be NULL) */
 	bool frozen;    /* an SLO breach froze the pool */
 	bool breach_rollback; /* the breach policy is FreezeAndRollback and this pool breached */
 	bool gate_passed; /* the canary's SLO gate passed (inconclusive is not a pass) */

@@ -70,12 +70,62 @@ static double slo_elapsed(int64_t from, int64_t to)
 	return to > from ? (double)(to - from) : 0.0;
 }
 
+void slo_capacity_observe(slo_capacity_t *c, int64_t first_dra_ms, int64_t free_devices, int64_t now_ms,
+			  int64_t keep_since_ms)
+{
+	if (first_dra_ms > 0 && (c->first_dra_ms == 0 || first_dra_ms < c->first_dra_ms))
+		c->first_dra_ms = first_dra_ms;
+	slo_span_t *last = c->n_full ? &c->full[c->n_full - 1] : NULL;
+	/* No free device: every DRA node's devices are held, or no node is on DRA any more. */
+	bool full = c->first_dra_ms > 0 && (first_dra_ms == 0 || free_devices <= 0);
+	if (full && last != NULL && last->open) {
+		last->to_ms = now_ms;
+	} else if (full) {
+		c->full = xrealloc(c->full, (c->n_full + 1) * sizeof(*c->full));
+		c->full[c->n_full++] = (slo_span_t){ .from_ms = now_ms, .to_ms = now_ms, .open = true };
+	} else if (last != NULL) {
+		last->open = false; /* it ended after its last full observation: that one is the bound kept */
+	}
+	size_t drop = 0;
+	while (drop < c->n_full && !c->full[drop].open && c->full[drop].to_ms < keep_since_ms)
+		drop++;
+	if (drop > 0) {
+		memmove(c->full, c->full + drop, (c->n_full - drop) * sizeof(*c->full));
+		c->n_full -= drop;
+	}
+}
+
+void slo_capacity_free(slo_capacity_t *c)
+{
+	free(c->full);
+	memset(c, 0, sizeof(*c));
+}
+
+int64_t slo_servable_ms(const slo_capacity_t *c, int64_t created_ms, int64_t until_ms, int64_t now_ms)
+{
+	if (c == NULL)
+		return created_ms;
+	/* Nothing could serve it before the first DRA node; with none yet, not before it was served. */
+	int64_t blocked = c->first_dra_ms ? c->first_dra_ms : until_ms;
+	for (size_t i = 0; i < c->n_full; i++) {
+		if (c->full[i].from_ms > until_ms)
+			break;
+		int64_t end = c->full[i].open ? now_ms : c->full[i].to_ms;
+		if (end > blocked)
+			blocked = end;
+	}
+	if (blocked > until_ms)
+		blocked = until_ms;
+	return blocked > created_ms ? blocked : created_ms;
+}
+
 static void slo_set(slo_result_t *r, slo_signal_id_t id, double value, double threshold, const char *unit,
 		    uint32_t samples)
 {
 	*r = (slo_result_t){ .id = id,
 			     .name = slo_signal_names[id],
 			     .value = value,
+			     .raw_value = value,
 			     .threshold = threshold,
 			     .unit = unit,
 			     .samples = samples };
@@ -126,6 +176,7 @@ void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS])
 
 	size_t cap = in->n_samples ? in->n_samples : 1;
 	double *alloc_lat = xmalloc(cap * sizeof(double));
+	double *alloc_raw = xmalloc(cap * sizeof(double));
 	double *ready_lat = xmalloc(cap * sizeof(double));
 	size_t n_alloc_lat = 0, n_ready_lat = 0;
 	size_t judged = 0, failed = 0; /* allocation failures: denominator, numerator */
@@ -136,7 +187,9 @@ void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS])
 		if (s->created_ms < oldest || s->created_ms > now)
 			continue;
 		if (s->allocated_ms != 0 && !s->latency_unknown) {
-			alloc_lat[n_alloc_lat++] = slo_elapsed(s->created_ms, s->allocated_ms);
+			alloc_raw[n_alloc_lat] = slo_elapsed(s->created_ms, s->allocated_ms);
+			alloc_lat[n_alloc_lat++] = slo_elapsed(
+				slo_servable_ms(in->capacity, s->created_ms, s->allocated_ms, now), s->allocated_ms);
 			if (s->ready_ms != 0)
 				ready_lat[n_ready_lat++] = slo_elapsed(s->allocated_ms, s->ready_ms);
 		}
@@ -162,6 +215,8 @@ void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS])
 
 	slo_latency(&out[SLO_ALLOCATION_LATENCY], SLO_ALLOCATION_LATENCY, alloc_lat, n_alloc_lat,
 		    slo->allocation_latency_p95_ms, slo->min_samples);
+	out[SLO_ALLOCATION_LATENCY].raw_value = slo_percentile(alloc_raw, n_alloc_lat, 95);
+	free(alloc_raw);
 	slo_latency(&out[SLO_READY_LATENCY], SLO_READY_LATENCY, ready_lat, n_ready_lat, slo->ready_latency_p95_ms,
 		    slo->min_samples);
 	free(alloc_lat);
@@ -207,4 +262,16 @@ slo_verdict_t slo_gate(const slo_result_t results[SLO_SIGNALS], const slo_result
 		}
 	}
 	return all_pass ? SLO_PASS : SLO_INCONCLUSIVE;
+}
+
+int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n)
+{
+	int64_t drift = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (nodes[i].expected < 0)
+			continue;
+		int64_t d = nodes[i].published - nodes[i].expected;
+		drift += d < 0 ? -d : d;
+	}
+	return drift;
 }

@@ -9,8 +9,12 @@
  * pool but never wave it through.
  *
  * Signals, over the samples created within [now - window, now]:
- *   allocationLatencyP95     p95 of allocated - created, in ms, over claims
- *                            whose allocation was observed happening
+ *   allocationLatencyP95     p95 of allocated - servable, in ms, over claims
+ *                            whose allocation was observed happening, where
+ *                            servable is the later of the claim's creation
+ *                            and the moment the pool could first have served
+ *                            it (slo_capacity_t); the raw p95 of allocated -
+ *                            created is shown beside it (raw_value)
  *   readyLatencyP95          p95 of ready - allocated, in ms, over the same
  *                            claims once a consumer pod was seen Ready
  *   allocationFailurePercent claims that waited unallocatable (their pod
@@ -20,7 +24,9 @@
  *   driverErrors             claims allocated whose pod stayed not Ready for
  *                            stuck_threshold or longer, plus claims with a
  *                            device condition False (each claim counts once)
- *   capacityDrift            |devices in slices - legacy device count|, as the caller sums it
+ *   capacityDrift            over the pool's DRA nodes, |physical devices the driver
+ *                            publishes - devices the plugin's units stood for|
+ *                            (slo_capacity_drift, reconcilers/capacity.h)
  *   ownershipFights          label fights the controller saw
  *   failedSteps              node handover steps that failed
  *
@@ -103,11 +109,53 @@ typedef struct {
 	int64_t ended_ms;
 } slo_sample_t;
 
+/*
+ * When a pool had no free DRA device, as the controller saw it: before its
+ * first node reached DRA (that node's recorded step time), and each stretch
+ * of observations that found every device of its DRA nodes allocated. A
+ * claim could not have been served in those spans, so its latency is judged
+ * from the end of the last one before its allocation (or from its creation,
+ * if later): the migration is not blamed for a wait for capacity that did
+ * not exist yet, nor for a wait for a full pool (the same wait the device
+ * plugin would have had). Spans are only ever known too short (observations
+ * are discrete, and a restart forgets the full stretches), which only makes
+ * a latency look worse, never better.
+ */
+typedef struct {
+	int64_t from_ms; /* the first observation that found the pool full */
+	int64_t to_ms;   /* the last one that still did */
+	bool open;       /* no observation since found a free device */
+} slo_span_t;
+
+typedef struct {
+	int64_t first_dra_ms; /* earliest a node of the pool was seen on DRA (sticky); 0: none yet */
+	slo_span_t *full;     /* oldest first */
+	size_t n_full;
+} slo_capacity_t;
+
+/*
+ * One observation of a pool at now_ms: first_dra_ms the earliest DRA step
+ * time among its nodes (0: none on DRA), free_devices the devices of its DRA
+ * nodes that no claim holds. Spans that ended before keep_since_ms are
+ * dropped (the judge looks back one window).
+ */
+void slo_capacity_observe(slo_capacity_t *c, int64_t first_dra_ms, int64_t free_devices, int64_t now_ms,
+			  int64_t keep_since_ms);
+void slo_capacity_free(slo_capacity_t *c);
+
+/*
+ * When a claim created at created_ms, and allocated at until_ms (or still
+ * waiting: now), could first have been served: never before created_ms,
+ * never after until_ms. c NULL: its creation.
+ */
+int64_t slo_servable_ms(const slo_capacity_t *c, int64_t created_ms, int64_t until_ms, int64_t now_ms);
+
 typedef struct {
 	slo_signal_id_t id;
 	/* allocationLatencyP95, readyLatencyP95, allocationFailurePercent, driverErrors, capacityDrift, ownershipFights, failedSteps */
 	const char *name;
 	double value;
+	double raw_value; /* allocationLatencyP95: the p95 from creation; the others: value */
 	double threshold;
 	const char *unit; /* "ms", "%" or "" (a count) */
 	uint32_t samples; /* samples the value was computed from (0 for the controller's counts) */
@@ -121,8 +169,22 @@ typedef struct {
 	int64_t capacity_drift;      /* the sign is ignored: too many devices is drift too */
 	uint32_t fights;
 	uint32_t failed_steps;
+	const slo_capacity_t *capacity; /* NULL: latencies count from creation */
 	int64_t now_ms;
 } slo_input_t;
+
+/*
+ * One node on DRA: the physical devices its handover expected (-1: unknown,
+ * the plugin advertised nothing) and the physical devices its driver
+ * publishes now.
+ */
+typedef struct {
+	int64_t expected;
+	int64_t published;
+} slo_node_devices_t;
+
+/* The capacity drift of a pool: the sum of |published - expected| over nodes whose expectation is known. */
+int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n);
 
 /* Judge every signal; out[i].id == i. */
 void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS]);

@@ -365,6 +365,14 @@ static projection_condition_t proj__condition_status(const char *s)
 	return PROJECTION_CONDITION_UNKNOWN;
 }
 
+const char *projection_label_find(const projection_label_t *l, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(l[i].key, key) == 0)
+			return l[i].value;
+	return NULL;
+}
+
 bool projection_quantity_find(const projection_quantity_t *q, size_t n, const char *name,
 			      int64_t *count)
 {

@@ -59,6 +59,9 @@ typedef struct {
 bool projection_quantity_find(const projection_quantity_t *q, size_t n, const char *name,
 			      int64_t *count);
 
+/* The value of key among labels (or annotations); NULL when absent. */
+const char *projection_label_find(const projection_label_t *l, size_t n, const char *key);
+
 /* ---- Node ---- */
 
 typedef struct {
@@ -74,6 +77,13 @@ typedef struct {
 	size_t n_annotations;
 	/* spec.unschedulable: whether the node is cordoned (by drashift or someone else). */
 	bool unschedulable;
+	/*
+	 * spec.taints has a node.kubernetes.io/ taint (not-ready, unreachable,
+	 * out-of-service, a pressure) with effect NoSchedule or NoExecute: the
+	 * node is failing and its devices are unavailable (the capacity view).
+	 * Taints that dedicate a node to GPU pods (nvidia.com/gpu) are not this.
+	 */
+	bool tainted;
 	/*
 	 * status.allocatable, extended resources only (names containing '/'). The
 	 * handover gate: the scheduler sends an extended-resource pod down the DRA
@@ -139,6 +149,13 @@ typedef struct {
 	/* Kind and name of the controller ownerReference (e.g. Job, train-1); NULL when none. */
 	char *owner_kind;
 	char *owner_name;
+	/*
+	 * spec.priority > 0 and spec.preemptionPolicy not Never (both set by
+	 * priority admission from the PriorityClass): the pod may preempt, which
+	 * the scheduler does for extended resources but not for DRA devices
+	 * (preflight's warning).
+	 */
+	bool preempts;
 } projection_pod_t;
 
 /* ---- ResourceClaim (resource.k8s.io/v1) ---- */
@@ -205,6 +222,20 @@ typedef struct {
 	/* spec.devices[].name: capacity of the DRA side after the handover. */
 	char **devices;
 	size_t n_devices;
+	/*
+	 * Per device (n_devices entries): the counter set its first
+	 * spec.devices[].consumesCounters[] entry names, NULL when it consumes
+	 * none. Partitionable devices (a whole GPU and its MIG profiles) all
+	 * consume the counter set of the physical device they carve up, so the
+	 * physical devices of a pool are its devices without counters plus the
+	 * distinct counter sets its devices name (reconcilers/capacity.h).
+	 */
+	char **counter_sets;
+	/*
+	 * Counter sets the slice defines (spec.sharedCounters[]); such a slice
+	 * has no devices but counts towards resourceSliceCount.
+	 */
+	size_t n_shared_counters;
 } projection_slice_t;
 
 /* ---- DeviceClass (resource.k8s.io/v1) ---- */

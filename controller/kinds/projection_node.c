@@ -17,8 +17,10 @@ int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, 
 {
 	char mpath[JSON_DECODE_PATH_MAX], spath[JSON_DECODE_PATH_MAX];
 	char stpath[JSON_DECODE_PATH_MAX], apath[JSON_DECODE_PATH_MAX];
-	char cpath[JSON_DECODE_PATH_MAX], condpath[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t top, md, spec, status, alloc, cap, cond;
+	char cpath[JSON_DECODE_PATH_MAX], condpath[JSON_DECODE_PATH_MAX], tpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t top, md, spec, status, alloc, cap, cond, taint;
+	const cJSON *taints, *item;
+	size_t n_taints;
 	proj__qset_t set = PROJ__QSET_INIT;
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
@@ -30,12 +32,23 @@ int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, 
 			 &out->n_annotations) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_bool(&spec, "unschedulable", &out->unschedulable) != 0 ||
+	    json_decode_arr(&spec, "taints", SIZE_MAX, &taints, &n_taints) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
 	    json_decode_obj(&status, "allocatable", false, &alloc, apath, sizeof(apath)) != 0 ||
 	    json_decode_obj(&status, "capacity", false, &cap, cpath, sizeof(cpath)) != 0 ||
 	    proj__condition(&status, "Ready", &cond, condpath, sizeof(condpath), &out->ready) != 0)
 		goto fail;
 
+	size_t i = 0;
+	cJSON_ArrayForEach(item, taints)
+	{
+		const char *key, *effect;
+		if (json_decode_elem(&spec, "taints", i++, item, &taint, tpath, sizeof(tpath)) != 0 ||
+		    json_decode_str(&taint, "key", true, &key) != 0 || json_decode_str(&taint, "effect", true, &effect) != 0)
+			goto fail;
+		out->tainted |= strncmp(key, "node.kubernetes.io/", 19) == 0 &&
+				(strcmp(effect, "NoSchedule") == 0 || strcmp(effect, "NoExecute") == 0);
+	}
 	if (proj__qset_read(&alloc, &set, proj__node_extended, false) != 0)
 		goto fail;
 	proj__qset_copy(&set, false, &out->allocatable, &out->n_allocatable);

@@ -181,7 +181,8 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	char spath[JSON_DECODE_PATH_MAX], stpath[JSON_DECODE_PATH_MAX];
 	char condpath[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t top, spec, status, cond;
-	const char *phase;
+	const char *phase, *preemption;
+	int64_t priority;
 	projection_condition_t ready;
 	memset(out, 0, sizeof(*out));
 	if (json_decode_top(obj, &top, err, errlen) != 0)
@@ -191,8 +192,11 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
 	    json_decode_dup(&spec, "nodeName", false, &out->node_name) != 0 ||
+	    json_decode_int(&spec, "priority", false, &priority, NULL) != 0 ||
+	    json_decode_str(&spec, "preemptionPolicy", false, &preemption) != 0 ||
 	    json_decode_str(&status, "phase", false, &phase) != 0)
 		goto fail;
+	out->preempts = priority > 0 && (preemption == NULL || strcmp(preemption, "Never") != 0);
 	if (out->node_name != NULL && out->node_name[0] == '\0') {
 		free(out->node_name);
 		out->node_name = NULL;

@@ -5,6 +5,7 @@
 #      devicetaintrules rule): the plan still records the breach and shows
 #      Frozen, its condition says NOT ENFORCED YET with the API's answer, and
 #      the write is tried again every few seconds, not at every change;
+#      (the plan says preflight: Warn, whose access line names the same grant);
 #   2. the RBAC is restored: the rule is applied and the condition no longer
 #      says NOT ENFORCED.
 source "$(dirname "$0")/../lib.sh"
@@ -25,6 +26,9 @@ spec:
   extendedResource: example.com/gpu
   deviceClassNames: [gpu.example.com]
   slo: {freezeMode: DeviceTaint}
+  # Preflight would hold the pool on the missing grant; this test is about a
+  # freeze refused at run time, so the plan only warns.
+  preflight: Warn
   pools:
   - name: a
     nodeSelector: {matchLabels: {drashift.io/pool: a}}

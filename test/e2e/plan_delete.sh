@@ -180,7 +180,7 @@ wait_for 20 "the OrphanedNode Event" orphan_event
 # cordon drashift recorded as its own, then remove its annotations.
 [ "$(kubectl get node a-0 -o jsonpath='{.metadata.annotations.drashift\.io/cordoned-by-drashift}')" = true ] && kubectl uncordon a-0 >/dev/null
 kubectl annotate node a-0 drashift.io/plan- drashift.io/direction- drashift.io/step- drashift.io/step-since- \
-	drashift.io/cordoned-by-drashift- drashift.io/legacy-devices- drashift.io/failure- drashift.io/orphaned-by- drashift.io/plan-uid- >/dev/null
+	drashift.io/cordoned-by-drashift- drashift.io/legacy-devices- drashift.io/dra-devices- drashift.io/failure- drashift.io/orphaned-by- drashift.io/plan-uid- >/dev/null
 no_orphan() { [ "$(orphans)" = 0 ]; }
 wait_for 20 "drashift_orphaned_nodes 0" no_orphan
 at_rest a-0 legacy

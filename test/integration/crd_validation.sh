@@ -191,6 +191,30 @@ $COMMON
   rollback: {pools: [a, c]}
 EOF
 
+reject zero-replicas "spec.pools[0].capacity.replicasPerDevice" "should be greater than or equal to 1" <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    capacity: {replicasPerDevice: 0}
+EOF
+
+reject legacy-resource-without-domain "spec.pools[0].capacity.legacyResources[0]" "must be a domain-prefixed resource name such as nvidia.com/mig-1g.10gb" <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    capacity: {legacyResources: [mig-1g.10gb]}
+EOF
+
+reject legacy-resource-repeats-extended-resource "spec.pools" "capacity.legacyResources must not repeat spec.extendedResource" <<EOF
+$COMMON
+  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}
+    capacity: {legacyResources: [nvidia.com/mig-1g.10gb, example.com/gpu]}
+EOF
+
 reject empty-selector "spec.pools[0].nodeSelector" "must not be empty (an empty selector would select every node)" <<EOF
 $COMMON
   pools:

@@ -20,9 +20,11 @@ spec:
 EOF_PLAN
 before=$(kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels} {.metadata.annotations} {.spec.unschedulable}{"\n"}{end}')
 start_operator --dry-run
-would_write() { grep -q 'msg="dry run: would write status"' "$TEST_DIR/operator.log"; }
-wait_for 30 "the dry run to report the status it would write" would_write
-grep -qF 'canaryNodes\":[\"a-0\"]' "$TEST_DIR/operator.log" || fail "the dry run did not report choosing a canary: $(grep 'dry run' "$TEST_DIR/operator.log" | head -3)"
+# The first status it would write waits for preflight's reads; the next, once they pass, has the canary.
+chose_canary() { grep -qF 'canaryNodes\":[\"a-0\"]' "$TEST_DIR/operator.log"; }
+wait_for 30 "the dry run to report choosing a canary" chose_canary
+grep -qF 'type\":\"Preflight\",\"status\":\"True\"' "$TEST_DIR/operator.log" ||
+	fail "the dry run did not report preflight passing: $(grep 'dry run' "$TEST_DIR/operator.log" | tail -1)"
 sleep 5
 after=$(kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels} {.metadata.annotations} {.spec.unschedulable}{"\n"}{end}')
 expect_eq "$after" "$before" "nodes after a dry run"

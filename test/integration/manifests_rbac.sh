@@ -112,6 +112,11 @@ for verb in get list watch; do
 	can yes "$verb" deviceclasses.resource.k8s.io
 	can yes "$verb" migrationplans.drashift.io
 done
+# DaemonSets: preflight lists them, and nothing else.
+can yes list daemonsets.apps --all-namespaces
+for verb in get watch create update patch delete; do
+	can no "$verb" daemonsets.apps --all-namespaces
+done
 # Writes it owns.
 can yes patch nodes
 can yes create pods --subresource=eviction -n default

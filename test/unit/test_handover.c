@@ -41,8 +41,10 @@ static plan_t plan = {
 /* A node in a given recorded state. */
 typedef struct {
 	projection_node_t node;
-	projection_label_t labels[2];
+	projection_label_t labels[8];
 	projection_label_t ann[8];
+	projection_label_t gfd[6];
+	projection_quantity_t allocatable[4];
 	char since[32];
 } node_t;
 
@@ -59,6 +61,10 @@ static void make_node(node_t *n, handover_step_t step, handover_direction_t dir,
 	n->node.labels = n->labels;
 	n->node.n_labels = nl;
 	n->node.unschedulable = unschedulable;
+	/* What the device plugin advertises on a legacy node (ADS_LEGACY says the same). */
+	n->allocatable[0] = (projection_quantity_t){ "example.com/gpu", 8 };
+	n->node.allocatable = n->allocatable;
+	n->node.n_allocatable = 1;
 	size_t na = 0;
 	if (step != HANDOVER_LEGACY && !(step == HANDOVER_DRA && step_age_ms < 0)) {
 		time_t t = (time_t)((NOW_MS - step_age_ms) / 1000);
@@ -480,6 +486,7 @@ static void test_a_node_advertising_nothing_has_an_unknown_count(void **state)
 	w.ads.allocatable_known = true;
 	w.ads.allocatable = 0;
 	w.ads.capacity = 0;
+	n.allocatable[0].count = 0;
 	handover_decision_t d;
 	decide(&n, &w, &d);
 	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
@@ -575,6 +582,149 @@ static void test_unreadable_record_is_refused(void **state)
 	handover_decision_free(&d);
 }
 
+/*
+ * Device shapes: what the plugin's units stand for in the driver's physical
+ * devices, recorded when the handover starts and checked at driver-on. The
+ * labels are GPU Feature Discovery's, named after the plan's resource.
+ */
+typedef struct {
+	const char *what;
+	const char *labels[6][2];            /* label key, value */
+	projection_quantity_t alloc[3];      /* the plugin's advertisement */
+	const char *legacy_resources[2];     /* the pool's capacity.legacyResources */
+	int32_t replicas_per_device;         /* the pool's capacity.replicasPerDevice */
+	const char *units, *devices;         /* recorded; NULL: refused */
+	const char *problem;                 /* in the refusal: the numbers and the fix */
+	int64_t verifies, stays;             /* physical devices at driver-on that verify / that do not */
+} shape_row_t;
+
+static const shape_row_t shape_rows[] = {
+	{ "whole GPUs, no labels", { { NULL } }, { { "example.com/gpu", 8 } }, { NULL }, 0, "8", "8", NULL, 8, 7 },
+	{ "time-slicing, 4 replicas",
+	  { { "example.com/gpu.replicas", "4" }, { "example.com/gpu.sharing-strategy", "time-slicing" },
+	    { "example.com/gpu.count", "8" } },
+	  { { "example.com/gpu", 32 } }, { NULL }, 0, "32", "8", NULL, 8, 32 },
+	{ "MPS, 2 replicas",
+	  { { "example.com/gpu.replicas", "2" }, { "example.com/gpu.sharing-strategy", "mps" } },
+	  { { "example.com/gpu", 8 } }, { NULL }, 0, "8", "4", NULL, 4, 8 },
+	{ "sharing none, replicas 1", { { "example.com/gpu.replicas", "1" }, { "example.com/gpu.sharing-strategy", "none" } },
+	  { { "example.com/gpu", 4 } }, { NULL }, 0, "4", "4", NULL, 4, 1 },
+	{ "MIG mixed: profiles on 2 GPUs",
+	  { { "example.com/mig.strategy", "mixed" }, { "example.com/gpu.count", "2" }, { "example.com/gpu.replicas", "0" } },
+	  { { "example.com/mig-1g.10gb", 7 }, { "example.com/mig-3g.40gb", 2 }, { "example.com/gpu", 0 } },
+	  { "example.com/mig-1g.10gb", "example.com/mig-3g.40gb" }, 0, "9", "2", NULL, 2, 9 },
+	{ "the plan's replicasPerDevice wins over the labels",
+	  { { "example.com/gpu.replicas", "2" }, { "example.com/gpu.sharing-strategy", "time-slicing" } },
+	  { { "example.com/gpu", 32 } }, { NULL }, 4, "32", "8", NULL, 8, 16 },
+	{ "units not a multiple of the replicas label",
+	  { { "example.com/gpu.replicas", "4" }, { "example.com/gpu.sharing-strategy", "time-slicing" } },
+	  { { "example.com/gpu", 30 } }, { NULL }, 0, NULL, NULL, "advertises 30 example.com/gpu, not a multiple of the node's example.com/gpu.replicas=4; set spec.pools[].capacity.replicasPerDevice", 0, 0 },
+	{ "units not a multiple of the plan's replicasPerDevice", { { NULL } }, { { "example.com/gpu", 30 } }, { NULL }, 4,
+	  NULL, NULL, "30 units of example.com/gpu, not a multiple of spec.pools[a].capacity.replicasPerDevice=4", 0, 0 },
+	{ "shared without a replicas label", { { "example.com/gpu.sharing-strategy", "time-slicing" } },
+	  { { "example.com/gpu", 32 } }, { NULL }, 0, NULL, NULL, "example.com/gpu.replicas label is missing or 1; set spec.pools[].capacity.replicasPerDevice", 0, 0 },
+	{ "MIG single strategy",
+	  { { "example.com/mig.strategy", "single" }, { "example.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb" },
+	    { "example.com/gpu.count", "56" } },
+	  { { "example.com/gpu", 56 } }, { NULL }, 0, NULL, NULL, "advertises 56 example.com/gpu that are MIG instances", 0, 0 },
+	{ "MIG mixed without a count label", { { "example.com/mig.strategy", "mixed" } },
+	  { { "example.com/mig-1g.10gb", 7 } }, { "example.com/mig-1g.10gb" }, 0, NULL, NULL,
+	  "advertises 7 MIG instances (example.com/mig.strategy), but the node has no readable example.com/gpu.count label", 0, 0 },
+	{ "MIG mixed with the plan's mapping (one DRA device per instance)", { { "example.com/mig.strategy", "mixed" } },
+	  { { "example.com/mig-1g.10gb", 7 } }, { "example.com/mig-1g.10gb" }, 1, "7", "7", NULL, 7, 1 },
+};
+
+static void shape_node(node_t *n, const shape_row_t *row, handover_step_t step)
+{
+	make_node(n, step, HANDOVER_TO_DRA, step == HANDOVER_LEGACY, step != HANDOVER_LEGACY, false, true, MINUTE);
+	size_t nl = n->node.n_labels;
+	for (size_t i = 0; i < 6 && row->labels[i][0]; i++)
+		n->gfd[i] = (projection_label_t){ (char *)row->labels[i][0], (char *)row->labels[i][1] };
+	for (size_t i = 0; i < 6 && row->labels[i][0]; i++)
+		n->labels[nl + i] = n->gfd[i];
+	n->node.labels = n->labels;
+	for (size_t i = 0; i < 6 && row->labels[i][0]; i++)
+		n->node.n_labels++;
+	size_t na = 0;
+	for (size_t i = 0; i < 3 && row->alloc[i].name; i++)
+		n->allocatable[na++] = row->alloc[i];
+	n->node.n_allocatable = na;
+}
+
+static void test_device_shapes_map_units_to_devices(void **state)
+{
+	(void)state;
+	plan_pool_t saved = pool;
+	for (size_t r = 0; r < sizeof(shape_rows) / sizeof(shape_rows[0]); r++) {
+		const shape_row_t *row = &shape_rows[r];
+		pool.legacy_resources = (char **)row->legacy_resources;
+		pool.n_legacy_resources = row->legacy_resources[1] ? 2 : row->legacy_resources[0] ? 1 : 0;
+		pool.replicas_per_device = row->replicas_per_device;
+		node_t n;
+		shape_node(&n, row, HANDOVER_LEGACY);
+		world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+		handover_decision_t d;
+		decide(&n, &w, &d);
+		if (row->units == NULL) {
+			if (d.act != HANDOVER_ACT_REFUSE || strcmp(d.reason, "CapacityNotComparable") != 0 ||
+			    strstr(d.message, row->problem) == NULL)
+				fail_msg("%s: want a refusal naming \"%s\", got act %d: %s", row->what, row->problem, d.act,
+					 d.message ? d.message : "");
+			handover_decision_free(&d);
+			continue;
+		}
+		char units[64], devices[64];
+		snprintf(units, sizeof(units), "\"%s\":\"%s\"", HANDOVER_ANN_LEGACY_DEVICES, row->units);
+		snprintf(devices, sizeof(devices), "\"%s\":\"%s\"", HANDOVER_ANN_DRA_DEVICES, row->devices);
+		if (d.act != HANDOVER_ACT_PATCH || !strstr(d.patch, units) || !strstr(d.patch, devices))
+			fail_msg("%s: want %s and %s recorded, got %s", row->what, units, devices, d.patch ? d.patch : d.message);
+		handover_decision_free(&d);
+
+		/* At driver-on the record is what the begin patch wrote; the driver's physical devices must match it. */
+		shape_node(&n, row, HANDOVER_DRIVER_ON);
+		n.ann[5].value = (char *)row->units;
+		n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_DRA_DEVICES, (char *)row->devices };
+		world_t on = { .goal = HANDOVER_GOAL_DRA,
+			       .ads = { .slices_present = true, .slices_complete = true, .slice_devices = row->verifies,
+					.slice_listed = row->verifies * 8 } };
+		decide(&n, &on, &d);
+		if (d.to != HANDOVER_VERIFIED)
+			fail_msg("%s: %lld physical devices do not verify", row->what, (long long)row->verifies);
+		handover_decision_free(&d);
+		on.ads.slice_devices = row->stays;
+		decide(&n, &on, &d);
+		if (d.to == HANDOVER_VERIFIED)
+			fail_msg("%s: %lld physical devices verify", row->what, (long long)row->stays);
+		handover_decision_free(&d);
+	}
+	pool = saved;
+}
+
+/* Past the deadline, the failure names both numbers and the fix. */
+static void test_a_capacity_mismatch_names_both_numbers(void **state)
+{
+	(void)state;
+	node_t n;
+	make_node(&n, HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, false, true, 20 * MINUTE);
+	n.ann[5].value = "32";
+	n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_DRA_DEVICES, "8" };
+	world_t on = { .goal = HANDOVER_GOAL_DRA,
+		       .ads = { .slices_present = true, .slices_complete = true, .slice_devices = 32, .slice_listed = 32 } };
+	handover_decision_t d;
+	decide(&n, &on, &d);
+	assert_int_equal(d.to, HANDOVER_FAILED);
+	assert_non_null(strstr(d.message, "the driver advertises 32 physical devices (32 listed), the device plugin's 32 "
+					  "units stand for 8; fix the driver, or spec.pools[].capacity"));
+	handover_decision_free(&d);
+
+	/* A record from before the mapping (units only) is checked one unit per device, as then. */
+	make_node(&n, HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 1, false, true, MINUTE);
+	on.ads.slice_devices = 8;
+	decide(&n, &on, &d);
+	assert_int_equal(d.to, HANDOVER_VERIFIED);
+	handover_decision_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +739,8 @@ int main(void)
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
 		cmocka_unit_test(test_unreadable_record_is_refused),
+		cmocka_unit_test(test_device_shapes_map_units_to_devices),
+		cmocka_unit_test(test_a_capacity_mismatch_names_both_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

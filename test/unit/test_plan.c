@@ -365,6 +365,23 @@ static void test_rollback_pause_and_acknowledgement(void **state)
 	cJSON_Delete(obj);
 }
 
+static void test_pool_capacity(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_json("plans/gpu-migration.json");
+	mutate(obj, "spec.pools[1].capacity",
+	       "{'replicasPerDevice':4,'legacyResources':['example.com/mig-1g.10gb','example.com/mig-3g.40gb']}");
+	plan_t p;
+	decode_ok(obj, &p);
+	assert_int_equal(p.pools[0].replicas_per_device, 0);
+	assert_int_equal(p.pools[0].n_legacy_resources, 0);
+	assert_int_equal(p.pools[1].replicas_per_device, 4);
+	assert_int_equal(p.pools[1].n_legacy_resources, 2);
+	assert_string_equal(p.pools[1].legacy_resources[1], "example.com/mig-3g.40gb");
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
 /* JSON null means "not set", as in the API: defaults apply. */
 static void test_null_members_take_defaults(void **state)
 {
@@ -406,6 +423,13 @@ static const plan_case_t validation_cases[] = {
 	 "spec.pools[0].name: must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)"},
 	{"spec.pools[0].name", NULL, "spec.pools[0].name: missing"},
 	{"spec.pools[0].maxUnavailable", "0", "spec.pools[0].maxUnavailable: must be at least 1"},
+	/* capacity */
+	{"spec.pools[0].capacity", "{'replicasPerDevice':0}", "spec.pools[0].capacity.replicasPerDevice: must be at least 1"},
+	{"spec.pools[0].capacity", "{'legacyResources':['mig-1g.10gb']}",
+	 "spec.pools[0].capacity.legacyResources[0]: must be a domain-prefixed resource name such as nvidia.com/mig-1g.10gb (\"mig-1g.10gb\")"},
+	{"spec.pools[0].capacity", "{'legacyResources':['example.com/gpu']}",
+	 "spec.pools[0].capacity.legacyResources[0]: must not repeat spec.extendedResource: its units would count twice"},
+	{"spec.pools[0].capacity", "{'replicas':4}", "spec.pools[0].capacity.replicas: unknown field (this drashift does not know it)"},
 	/* ownership */
 	{"spec.ownership", "{'devicePlugin':{'key':'example.com/owner'},'draDriver':{'key':'example.com/owner'}}",
 	 "spec.ownership: devicePlugin.key and draDriver.key must differ: one label cannot record two owners"},
@@ -1111,6 +1135,7 @@ int main(void)
 		cmocka_unit_test(test_decode_nvidia_gpu_operator_example),
 		cmocka_unit_test(test_defaults_match_the_crd),
 		cmocka_unit_test(test_rollback_pause_and_acknowledgement),
+		cmocka_unit_test(test_pool_capacity),
 		cmocka_unit_test(test_null_members_take_defaults),
 		cmocka_unit_test(test_validation_errors_name_the_field),
 		cmocka_unit_test(test_malformed_types),

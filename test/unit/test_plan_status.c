@@ -242,22 +242,30 @@ static void test_activity_says_what_next_and_what_to_do(void **state)
 		bool frozen, paused, rollback_all;
 		int64_t bake_start_ms;
 		const char *want[3]; /* parts of the text, in order */
+		bool preflight_held; /* both pools wait for preflight */
 	} rows[] = {
 		{ POOL_CANARY, POOL_LEGACY, false, false, false, NOW - 60000,
 		  { "Canary: pool a's canary is on DRA and bakes until 2025-11-29T18:49:00Z", "Action: none",
-		    "kubectl drashift promote gpu a" } },
-		{ POOL_CANARY, POOL_LEGACY, false, false, false, 0, { "Canary: pool a: msg a", "Action: none", "" } },
+		    "kubectl drashift promote gpu a" }, false },
+		{ POOL_CANARY, POOL_LEGACY, false, false, false, 0, { "Canary: pool a: msg a", "Action: none", "" }, false },
 		{ POOL_FROZEN, POOL_LEGACY, true, false, false, NOW - 60000,
 		  { "Frozen: pool a's readyLatencyP95 measured 6046ms over its limit 3000ms (breach a-readyLatencyP95-9)",
-		    "Action: find the cause, then kubectl drashift acknowledge gpu", "kubectl drashift rollback gpu a" } },
-		{ POOL_PAUSED, POOL_LEGACY, false, true, false, 0, { "Paused: ", "Action: kubectl drashift resume gpu", "" } },
+		    "Action: find the cause, then kubectl drashift acknowledge gpu", "kubectl drashift rollback gpu a" }, false },
+		{ POOL_PAUSED, POOL_LEGACY, false, true, false, 0, { "Paused: ", "Action: kubectl drashift resume gpu", "" }, false },
 		{ POOL_DRA, POOL_FAILED, false, false, false, 0,
-		  { "Failed: pool b stopped: msg b", "drashift.io/failure", "kubectl drashift rollback gpu b" } },
-		{ POOL_DRA, POOL_ROLLING_BACK, false, false, false, 0, { "RollingBack: pool b: msg b", "Action: none", "" } },
-		{ POOL_DRA, POOL_EXPANDING, false, false, false, 0, { "Expanding: pool b: msg b", "Action: none", "" } },
-		{ POOL_DRA, POOL_DRA, false, false, false, 0, { "DRA: every pool", "Action: none", "" } },
+		  { "Failed: pool b stopped: msg b", "drashift.io/failure", "kubectl drashift rollback gpu b" }, false },
+		{ POOL_DRA, POOL_ROLLING_BACK, false, false, false, 0, { "RollingBack: pool b: msg b", "Action: none", "" }, false },
+		{ POOL_DRA, POOL_EXPANDING, false, false, false, 0, { "Expanding: pool b: msg b", "Action: none", "" }, false },
+		{ POOL_DRA, POOL_DRA, false, false, false, 0, { "DRA: every pool", "Action: none", "" }, false },
 		{ POOL_LEGACY, POOL_LEGACY, false, false, true, 0,
-		  { "Legacy: every pool is rolled back", "Action: remove the pools from spec.rollback", "" } },
+		  { "Legacy: every pool is rolled back", "Action: remove the pools from spec.rollback", "" }, false },
+		{ POOL_LEGACY, POOL_LEGACY, false, false, false, 0,
+		  { "Legacy: pool a: msg a", "Action: none", "" }, false },
+		{ POOL_LEGACY, POOL_LEGACY, false, false, false, 0,
+		  { "Legacy: pool a waits for preflight", "Action: fix what the Preflight condition's Fail lines name",
+		    "set spec.preflight: Warn" }, true },
+		{ POOL_DRA, POOL_LEGACY, false, false, false, 0,
+		  { "Legacy: pool b waits for preflight", "kubectl describe migrationplan gpu", "" }, true },
 	};
 	const char *messages[] = { "msg a", "msg b" };
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -269,7 +277,9 @@ static void test_activity_says_what_next_and_what_to_do(void **state)
 		p.rollback_all = rows[i].rollback_all;
 		pool_phase_t phases[2] = { rows[i].a, rows[i].b };
 		pool_record_t records[2] = { { .bake_start_ms = rows[i].bake_start_ms }, { 0 } };
+		bool held[2] = { rows[i].preflight_held, rows[i].preflight_held };
 		plan_activity_input_t in = { .plan = &p, .phases = phases, .messages = messages, .records = records,
+					     .preflight_held = held,
 					     .frozen = rows[i].frozen, .breach = &breach, .now_ms = NOW };
 		char *got = plan_status_activity(&in);
 		const char *at = got;

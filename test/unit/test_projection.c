@@ -118,6 +118,7 @@ static void test_node_fixture(void **state)
 	assert_string_equal(n.annotations[1].value, "migrate-a100");
 
 	assert_true(n.unschedulable);
+	assert_true(n.tainted); /* node.kubernetes.io/unschedulable; nvidia.com/gpu alone would not be */
 	assert_int_equal(n.ready, PROJECTION_CONDITION_TRUE);
 
 	/* The plugin has stopped: allocatable 0 while capacity still says 8. */
@@ -345,6 +346,37 @@ static void test_slice_fixture(void **state)
 	cJSON_Delete(obj);
 }
 
+/*
+ * Partitionable devices (DRAPartitionableDevices): each device names the
+ * counter set it consumes; a slice of counter sets has no devices.
+ */
+static void test_slice_partitionable(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_json("objects/slice_partitionable.json");
+	projection_slice_t s;
+	char err[256];
+	assert_int_equal(projection_decode_slice(obj, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n_devices, 7);
+	assert_string_equal(s.devices[1], "gpu-0-mig-1g.5gb-0");
+	assert_string_equal(s.counter_sets[0], "gpu-0-counters");
+	assert_string_equal(s.counter_sets[5], "gpu-1-counters");
+	assert_null(s.counter_sets[6]);
+	assert_int_equal(s.n_shared_counters, 0);
+	projection_free_slice(&s);
+	cJSON_Delete(obj);
+
+	obj = cJSON_Parse("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"n\","
+			  "\"pool\":{\"name\":\"n\",\"generation\":1,\"resourceSliceCount\":2},\"sharedCounters\":["
+			  "{\"name\":\"gpu-0-counters\",\"counters\":{\"memory\":{\"value\":\"40Gi\"}}},"
+			  "{\"name\":\"gpu-1-counters\",\"counters\":{\"memory\":{\"value\":\"40Gi\"}}}]}}");
+	assert_int_equal(projection_decode_slice(obj, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n_devices, 0);
+	assert_int_equal(s.n_shared_counters, 2);
+	projection_free_slice(&s);
+	cJSON_Delete(obj);
+}
+
 static void test_device_class_fixture(void **state)
 {
 	(void)state;
@@ -386,6 +418,36 @@ static int64_t request_of(const projection_pod_t *p, const char *name)
 	if (!projection_quantity_find(p->requests, p->n_requests, name, &v))
 		return -1;
 	return v;
+}
+
+/* Who may preempt: priority admission's spec.priority > 0, unless spec.preemptionPolicy is Never. */
+static void test_pod_preempts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *spec;
+		bool want;
+	} rows[] = {
+		{ "{}", false },
+		{ "{'priority':0}", false },
+		{ "{'priority':-5}", false },
+		{ "{'priority':100000}", true },
+		{ "{'priority':100000,'preemptionPolicy':'PreemptLowerPriority'}", true },
+		{ "{'priority':100000,'preemptionPolicy':'Never'}", false },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char json[256];
+		snprintf(json, sizeof(json), "{'metadata':{'name':'p'},'spec':%s}", rows[i].spec);
+		projection_pod_t p;
+		decode_pod_ok(json, &p);
+		if (p.preempts != rows[i].want)
+			fail_msg("%s: preempts %d", rows[i].spec, p.preempts);
+		projection_free_pod(&p);
+	}
+	char err[256];
+	cJSON *obj = fixture_quoted_json("{'metadata':{'name':'p'},'spec':{'priority':'high'}}");
+	assert_int_not_equal(projection_decode_pod(obj, &(projection_pod_t){ 0 }, err, sizeof(err)), 0);
+	cJSON_Delete(obj);
 }
 
 static void test_pod_requests_init_containers(void **state)
@@ -718,6 +780,12 @@ static void test_malformed_fields(void **state)
 		 "spec.devices[3].name: missing"},
 		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'devices':{}}}",
 		 "spec.devices: not an array"},
+		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'devices':[{'name':'a','consumesCounters':[{'counters':{}}]}]}}",
+		 "spec.devices[0].consumesCounters[0].counterSet: missing"},
+		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'devices':[{'name':'a','consumesCounters':{}}]}}",
+		 "spec.devices[0].consumesCounters: not an array"},
+		{DEC_SLICE, "{'metadata':{'name':'s'},'spec':{'driver':'d','pool':{'name':'p','generation':1,'resourceSliceCount':1},'sharedCounters':{}}}",
+		 "spec.sharedCounters: not an array"},
 		/* DeviceClass */
 		{DEC_CLASS, "{'metadata':{'name':'d'},'spec':[]}", "spec: not an object"},
 		{DEC_CLASS, "{'metadata':{'name':'d'},'spec':{'extendedResourceName':5}}",
@@ -951,8 +1019,10 @@ int main(void)
 		cmocka_unit_test(test_claim_fixture),
 		cmocka_unit_test(test_claim_unallocated),
 		cmocka_unit_test(test_slice_fixture),
+		cmocka_unit_test(test_slice_partitionable),
 		cmocka_unit_test(test_device_class_fixture),
 		cmocka_unit_test(test_pod_requests_init_containers),
+		cmocka_unit_test(test_pod_preempts),
 		cmocka_unit_test(test_pod_requests_which_resources),
 		cmocka_unit_test(test_pod_claims_deduplicated),
 		cmocka_unit_test(test_quantity_forms),

@@ -324,6 +324,28 @@ static void test_counts_are_always_judged(void **state)
 	}
 }
 
+/* Capacity drift in physical devices: a time-sliced node's 32 units stood for 8, a MIG node's 9 for 2. */
+static void test_capacity_drift_counts_physical_devices(void **state)
+{
+	(void)state;
+	struct {
+		const char *what;
+		slo_node_devices_t nodes[3];
+		size_t n;
+		int64_t drift;
+	} cases[] = {
+		{ "time-sliced and MIG nodes publishing what they stood for", { { 8, 8 }, { 2, 2 } }, 2, 0 },
+		{ "a GPU gone on one node, one too many on another", { { 8, 7 }, { 2, 3 } }, 2, 2 },
+		{ "an unknown expectation is not drift", { { -1, 8 }, { 8, 8 } }, 2, 0 },
+		{ "a node whose driver published nothing", { { 8, 0 } }, 1, 8 },
+		{ "no nodes on DRA", { { 0, 0 } }, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (slo_capacity_drift(cases[i].nodes, cases[i].n) != cases[i].drift)
+			fail_msg("%s: drift %lld, want %lld", cases[i].what,
+				 (long long)slo_capacity_drift(cases[i].nodes, cases[i].n), (long long)cases[i].drift);
+}
+
 static void test_results_name_and_unit_every_signal(void **state)
 {
 	(void)state;
@@ -420,15 +442,128 @@ static void test_empty_window_is_inconclusive(void **state)
 	assert_true(first->value == 1 && first->threshold == 0);
 }
 
+/* ---- latency from when the claim could have been served --------------------------------- */
+
+/*
+ * The pool's capacity history, built by observations as the controller makes
+ * them: DRA at 'first' (0: none), then (time, free devices) observations.
+ */
+typedef struct {
+	int64_t at;
+	int64_t first_dra;
+	int64_t free_devices;
+} obs_t;
+
+static const struct {
+	const char *name;
+	obs_t obs[6];
+	int64_t created, until;
+	int64_t want; /* servable */
+} servable_rows[] = {
+	/* The case: claims created a minute before the canary reached DRA. */
+	{ "created before the first DRA node", { { NOW, NOW - 10 * SEC, 8 } }, NOW - 70 * SEC, NOW - 9 * SEC, NOW - 10 * SEC },
+	{ "created after it", { { NOW, NOW - 10 * SEC, 8 } }, NOW - 5 * SEC, NOW - 4 * SEC, NOW - 5 * SEC },
+	{ "no DRA node seen: not before it was served", { { NOW, 0, 0 } }, NOW - 70 * SEC, NOW - 2 * SEC, NOW - 2 * SEC },
+	/* Full from NOW-40s to NOW-20s (the last full observation), free at NOW-10s. */
+	{ "waited for a full pool",
+	  { { NOW - 40 * SEC, NOW - 60 * SEC, 0 }, { NOW - 20 * SEC, NOW - 60 * SEC, 0 }, { NOW - 10 * SEC, NOW - 60 * SEC, 2 } },
+	  NOW - 50 * SEC, NOW - 15 * SEC, NOW - 20 * SEC },
+	{ "allocated while still full: never after its allocation",
+	  { { NOW - 40 * SEC, NOW - 60 * SEC, 0 }, { NOW - 5 * SEC, NOW - 60 * SEC, 0 } },
+	  NOW - 50 * SEC, NOW - 30 * SEC, NOW - 30 * SEC },
+	{ "a full stretch after its allocation does not count",
+	  { { NOW - 40 * SEC, NOW - 60 * SEC, 3 }, { NOW - 20 * SEC, NOW - 60 * SEC, 0 } },
+	  NOW - 50 * SEC, NOW - 30 * SEC, NOW - 50 * SEC },
+	/* The first DRA time is sticky: a node rolled back does not move the baseline forward. */
+	{ "the first DRA time only moves back",
+	  { { NOW - 40 * SEC, NOW - 60 * SEC, 4 }, { NOW - 20 * SEC, NOW - 30 * SEC, 4 }, { NOW - 10 * SEC, 0, 0 } },
+	  NOW - 90 * SEC, NOW - 15 * SEC, NOW - 60 * SEC },
+	{ "every DRA node rolled back: no capacity from then",
+	  { { NOW - 40 * SEC, NOW - 60 * SEC, 4 }, { NOW - 10 * SEC, 0, 0 } },
+	  NOW - 90 * SEC, NOW - 5 * SEC, NOW - 5 * SEC },
+};
+
+static void test_servable_rows(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(servable_rows) / sizeof(servable_rows[0]); r++) {
+		slo_capacity_t c = { 0 };
+		for (size_t i = 0; i < 6 && servable_rows[r].obs[i].at; i++)
+			slo_capacity_observe(&c, servable_rows[r].obs[i].first_dra, servable_rows[r].obs[i].free_devices,
+					     servable_rows[r].obs[i].at, NOW - 10 * MIN);
+		int64_t got = slo_servable_ms(&c, servable_rows[r].created, servable_rows[r].until, NOW);
+		if (got != servable_rows[r].want)
+			fail_msg("%s: servable at NOW%+llds, want NOW%+llds", servable_rows[r].name,
+				 (long long)((got - NOW) / SEC), (long long)((servable_rows[r].want - NOW) / SEC));
+		slo_capacity_free(&c);
+	}
+	assert_int_equal(slo_servable_ms(NULL, NOW - 5 * SEC, NOW, NOW), NOW - 5 * SEC);
+}
+
+/* Full stretches that ended before the window are dropped; the one still open never is. */
+static void test_capacity_forgets_old_stretches(void **state)
+{
+	(void)state;
+	slo_capacity_t c = { 0 };
+	slo_capacity_observe(&c, NOW - 60 * MIN, 0, NOW - 50 * MIN, NOW - 60 * MIN);
+	slo_capacity_observe(&c, NOW - 60 * MIN, 1, NOW - 40 * MIN, NOW - 60 * MIN);
+	slo_capacity_observe(&c, NOW - 60 * MIN, 0, NOW - 30 * MIN, NOW - 60 * MIN);
+	assert_int_equal(c.n_full, 2);
+	slo_capacity_observe(&c, NOW - 60 * MIN, 0, NOW, NOW - 10 * MIN);
+	assert_int_equal(c.n_full, 1);
+	assert_true(c.full[0].open);
+	assert_int_equal(c.full[0].from_ms, NOW - 30 * MIN);
+	slo_capacity_free(&c);
+}
+
+/*
+ * End to end through the judge: twenty claims created 60 s before the
+ * canary's first DRA node, allocated within 2 s of it, breach a 60 s
+ * threshold counted from creation and pass counted from when they could be
+ * served; the raw figure stays beside the judged one.
+ */
+static void test_latency_judged_from_capacity(void **state)
+{
+	(void)state;
+	slo_sample_t s[20];
+	int64_t dra = NOW - 30 * SEC;
+	for (size_t i = 0; i < 20; i++)
+		s[i] = (slo_sample_t){ .created_ms = dra - 60 * SEC, .allocated_ms = dra + 1500 + 20 * (int64_t)i };
+	plan_slo_t slo = base;
+	slo.allocation_latency_p95_ms = 60000;
+	slo_capacity_t c = { 0 };
+	slo_capacity_observe(&c, dra, 8, NOW, NOW - 10 * MIN);
+	slo_result_t out[SLO_SIGNALS];
+	slo_input_t in = { .slo = &slo, .samples = s, .n_samples = 20, .now_ms = NOW };
+	slo_judge(&in, out);
+	assert_int_equal(out[SLO_ALLOCATION_LATENCY].verdict, SLO_BREACH);
+	assert_true(out[SLO_ALLOCATION_LATENCY].value > 60000);
+	in.capacity = &c;
+	slo_judge(&in, out);
+	assert_int_equal(out[SLO_ALLOCATION_LATENCY].verdict, SLO_PASS);
+	assert_true(out[SLO_ALLOCATION_LATENCY].value == 1500 + 20 * 18); /* p95 of 20: the 19th */
+	assert_true(out[SLO_ALLOCATION_LATENCY].raw_value == 61500 + 20 * 18);
+	/* A claim slow after capacity existed still breaches: the migration is judged on what it caused. */
+	s[19].allocated_ms = dra + 70 * SEC;
+	s[18].allocated_ms = dra + 70 * SEC;
+	slo_judge(&in, out);
+	assert_int_equal(out[SLO_ALLOCATION_LATENCY].verdict, SLO_BREACH);
+	slo_capacity_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_percentile_is_exact_nearest_rank),
 		cmocka_unit_test(test_signal_rows),
 		cmocka_unit_test(test_counts_are_always_judged),
+		cmocka_unit_test(test_capacity_drift_counts_physical_devices),
 		cmocka_unit_test(test_results_name_and_unit_every_signal),
 		cmocka_unit_test(test_gate_combinations),
 		cmocka_unit_test(test_empty_window_is_inconclusive),
+		cmocka_unit_test(test_servable_rows),
+		cmocka_unit_test(test_capacity_forgets_old_stretches),
+		cmocka_unit_test(test_latency_judged_from_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,10 +6,11 @@ package main
 // NodePrepareResources / NodeUnprepareResources for the pods of that node.
 //
 // Here "registered" means: the DRA label is enabled and no driver-crash fault
-// is set. While registered, the node's slice is kept as it should be: one
-// slice, pool name = node name, resourceSliceCount 1, gpu-0..gpu-(N-K-1) where
-// K is the missing-devices fault, the pool generation bumped whenever the
-// device list changes. When the driver unregisters (label off or crash), the
+// is set. While registered, the node's slices are kept as they should be:
+// pool name = node name, the devices of the pool's shape (shapes.go: whole
+// GPUs gpu-0..gpu-(N-K-1) where K is the missing-devices fault, MIG devices,
+// counter sets) over resourceSliceCount slices, the pool generation bumped
+// whenever any of them changes. When the driver unregisters (label off or crash), the
 // kubelet deletes its slices after a grace period (~30 s; --slice-removal-delay)
 // — but allocations made from them stay, and pods holding such claims cannot
 // be unprepared until the driver is back (see kubelet.go).
@@ -24,9 +25,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 )
 
 // observeDriver registers or unregisters the node's driver after its label
@@ -67,26 +66,6 @@ func (s *Sim) sliceName(node string) string {
 	return node + "-" + strings.ReplaceAll(s.cfg.Driver, "/", "-")
 }
 
-func (s *Sim) desiredDevices(sn *simNode, eff Effective) []resourcev1.Device {
-	count := max(0, sn.devices-eff.MissingDevices)
-	mem := resource.MustParse(s.cfg.GPUMemory)
-	devs := make([]resourcev1.Device, 0, count)
-	for i := range count {
-		devs = append(devs, resourcev1.Device{
-			Name: fmt.Sprintf("gpu-%d", i),
-			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
-				"model": {StringValue: ptr.To(s.cfg.GPUModel)},
-				"index": {IntValue: ptr.To(int64(i))},
-				"uuid":  {StringValue: ptr.To(fmt.Sprintf("GPU-%s-%d", sn.name, i))},
-			},
-			Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{
-				"memory": {Value: mem},
-			},
-		})
-	}
-	return devs
-}
-
 func sameDevices(a, b []resourcev1.Device) bool {
 	if len(a) != len(b) {
 		return false
@@ -118,7 +97,7 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 
 	if !registered {
 		if len(slices) == 0 {
-			return nil
+			return s.syncNICSlices(ctx, sn, node)
 		}
 		if wait := deleteAt.Sub(now); wait > 0 {
 			s.nodeQueue.AddAfter(sn.name, wait)
@@ -135,51 +114,61 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 		return nil
 	}
 
-	name := s.sliceName(sn.name)
-	devices := s.desiredDevices(sn, eff)
-	var mine *resourcev1.ResourceSlice
+	if err := s.syncNICSlices(ctx, sn, node); err != nil {
+		return err
+	}
+	want := s.desiredSlices(sn, max(0, sn.devices-eff.MissingDevices))
 	var maxGen int64
+	same := len(slices) == len(want)
 	for _, sl := range slices {
 		maxGen = max(maxGen, sl.Spec.Pool.Generation)
-		if sl.Name == name {
-			mine = sl
+		w, ok := want[sl.Name]
+		// One generation for all: a write the informer had not shown yet
+		// can leave the pool split across two.
+		same = same && ok && sameSlice(sl.Spec, w) && sl.Spec.Pool.Generation == slices[0].Spec.Pool.Generation
+	}
+	if same {
+		return nil
+	}
+	// Something changed: every slice of the pool is written again under a
+	// new generation, and slices the driver no longer wants go.
+	have := map[string]*resourcev1.ResourceSlice{}
+	for _, sl := range slices {
+		if _, ok := want[sl.Name]; !ok {
+			if err := api.Delete(ctx, sl.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete stale slice %s: %w", sl.Name, err)
+			}
+			s.metrics.sliceDeletes.Add(1)
 			continue
 		}
-		// The plugin owns all of its node's slices: anything else is stale.
-		if err := api.Delete(ctx, sl.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete stale slice %s: %w", sl.Name, err)
+		have[sl.Name] = sl
+	}
+	devices := 0
+	for name, spec := range want {
+		spec.Pool.Generation = maxGen + 1
+		devices += len(spec.Devices)
+		if mine := have[name]; mine != nil {
+			upd := mine.DeepCopy()
+			upd.Spec = spec
+			if _, err := api.Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("update slice %s: %w", name, err) // a conflict retries from fresh cache
+			}
+			continue
 		}
-		s.metrics.sliceDeletes.Add(1)
-	}
-	spec := resourcev1.ResourceSliceSpec{
-		Driver:   s.cfg.Driver,
-		NodeName: ptr.To(sn.name),
-		Pool:     resourcev1.ResourcePool{Name: sn.name, Generation: maxGen + 1, ResourceSliceCount: 1},
-		Devices:  devices,
-	}
-	switch {
-	case mine == nil:
 		sl := &resourcev1.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{nodeOwner(node)}},
 			Spec:       spec,
 		}
 		if _, err := api.Create(ctx, sl, metav1.CreateOptions{}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				return nil // the informer has not caught up; it will bring us back
+				// The informer has not caught up; it will bring us back,
+				// and the slice gets this generation then.
+				continue
 			}
 			return fmt.Errorf("create slice %s: %w", name, err)
 		}
-		log.Printf("node %s: slice %s published, %d devices, generation %d", sn.name, name, len(devices), spec.Pool.Generation)
-	case !sameDevices(mine.Spec.Devices, devices) || mine.Spec.Pool.Name != sn.name || mine.Spec.Pool.ResourceSliceCount != 1:
-		upd := mine.DeepCopy()
-		upd.Spec = spec
-		if _, err := api.Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update slice %s: %w", name, err) // a conflict retries from fresh cache
-		}
-		log.Printf("node %s: slice %s republished, %d devices, generation %d", sn.name, name, len(devices), spec.Pool.Generation)
-	default:
-		return nil
 	}
+	log.Printf("node %s: %d slices published, %d devices, generation %d", sn.name, len(want), devices, maxGen+1)
 	s.metrics.slicePublishes.Add(1)
 	return nil
 }

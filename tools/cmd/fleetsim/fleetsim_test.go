@@ -244,3 +244,68 @@ func TestFeatureLabels(t *testing.T) {
 		t.Error("--feature-labels -1 accepted")
 	}
 }
+
+func TestShapes(t *testing.T) {
+	pools := []PoolSpec{{"ts", 1, 8}, {"mig", 1, 10}, {"a", 1, 2}}
+	shapes, err := parseShapes("ts:replicas=4,mig:mig=1g.10gb*3+3g.40gb*1,mig:partitionable,mig:slices=2,a:nic=2", pools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"zz:replicas=2", "ts:replicas=0", "ts:mig=1g*2", "ts:sharing=mps", "ts:bogus", "ts:slices=0"} {
+		if _, err := parseShapes(bad, pools); err == nil {
+			t.Errorf("parseShapes(%q) accepted", bad)
+		}
+	}
+	s := &Sim{cfg: &Config{ExtendedResource: "example.com/gpu", Driver: "gpu.example.com", GPUModel: "sim-a100",
+		GPUMemory: "80Gi", Shapes: shapes}}
+	node := func(p PoolSpec) *simNode {
+		n := newSimNode(p, 0, 0)
+		n.shape = shapes[p.Name]
+		return n
+	}
+	ts, mig := node(pools[0]), node(pools[1])
+
+	// The plugin's units and GFD's labels.
+	if u := s.unitsPerGPU(ts.shape); u["example.com/gpu"] != 4 || len(u) != 1 {
+		t.Errorf("time-sliced units per GPU %v", u)
+	}
+	if u := s.unitsPerGPU(mig.shape); u["example.com/mig-1g.10gb"] != 3 || u["example.com/mig-3g.40gb"] != 1 || len(u) != 2 {
+		t.Errorf("MIG units per GPU %v", u)
+	}
+	l := s.gfdLabels(ts)
+	if l["example.com/gpu.replicas"] != "4" || l["example.com/gpu.sharing-strategy"] != "time-slicing" || l["example.com/gpu.count"] != "8" {
+		t.Errorf("time-sliced labels %v", l)
+	}
+	l = s.gfdLabels(mig)
+	if l["example.com/mig.strategy"] != "mixed" || l["example.com/mig-1g.10gb.count"] != "30" || l["example.com/gpu.count"] != "10" {
+		t.Errorf("MIG labels %v", l)
+	}
+	if got := s.gpusForUnits(ts.shape, 5); got != 2 {
+		t.Errorf("5 units of a 4-way shared GPU fill %d GPUs, want 2", got)
+	}
+
+	// Partitionable: 10 GPUs' counter sets in two slices of at most 8, 50 devices over 2 slices.
+	want := s.desiredSlices(mig, 10)
+	var sets, devices, counting int
+	for _, sp := range want {
+		if len(sp.SharedCounters) > 8 || len(sp.Devices) > 64 || (len(sp.Devices) > 0 && len(sp.SharedCounters) > 0) {
+			t.Errorf("slice breaks the API's limits: %d counter sets, %d devices", len(sp.SharedCounters), len(sp.Devices))
+		}
+		if sp.Pool.ResourceSliceCount != int64(len(want)) {
+			t.Errorf("resourceSliceCount %d of %d slices", sp.Pool.ResourceSliceCount, len(want))
+		}
+		sets += len(sp.SharedCounters)
+		devices += len(sp.Devices)
+		for _, d := range sp.Devices {
+			if len(d.ConsumesCounters) == 1 {
+				counting++
+			}
+		}
+	}
+	if len(want) != 4 || sets != 10 || devices != 50 || counting != 50 {
+		t.Errorf("%d slices, %d counter sets, %d devices (%d consuming counters); want 4, 10, 50, 50", len(want), sets, devices, counting)
+	}
+	if physicalDevice("gpu-3-mig-1g10gb-2") != "gpu-3" || physicalDevice("gpu-3") != "gpu-3" {
+		t.Error("physicalDevice")
+	}
+}

@@ -206,7 +206,6 @@ func (s *Sim) checkInvariants() {
 
 func (s *Sim) allocationViolations() map[string]string {
 	out := map[string]string{}
-	ext := v1.ResourceName(s.cfg.ExtendedResource)
 
 	// DRA: which claims in use hold which device.
 	users := map[string]map[types.UID]string{} // driver/pool/device -> claim uid -> ns/name
@@ -226,12 +225,13 @@ func (s *Sim) allocationViolations() map[string]string {
 				users[key] = map[types.UID]string{}
 			}
 			users[key][c.UID] = c.Namespace + "/" + c.Name
-			// fleetsim's driver names each node's pool after the node.
+			// fleetsim's driver names each node's pool after the node; a
+			// MIG device or placement uses its GPU.
 			if r.Driver == s.cfg.Driver && s.nodes[r.Pool] != nil {
 				if draOnNode[r.Pool] == nil {
 					draOnNode[r.Pool] = map[string]bool{}
 				}
-				draOnNode[r.Pool][r.Device] = true
+				draOnNode[r.Pool][physicalDevice(r.Device)] = true
 			}
 		}
 	}
@@ -257,16 +257,18 @@ func (s *Sim) allocationViolations() map[string]string {
 			if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed || p.Status.ExtendedResourceClaimStatus != nil {
 				continue
 			}
-			if n := extendedRequest(p, ext); n > 0 {
+			if n := s.legacyRequest(p); n > 0 {
 				dp += n
 				dpPods = append(dpPods, p.Namespace+"/"+p.Name)
 			}
 		}
+		// Plugin units are shares of GPUs (replicas, MIG instances): the fewest GPUs they fill.
+		dpGPUs := s.gpusForUnits(sn.shape, dp)
 		dra := int64(len(draOnNode[name]))
-		if dp+dra > int64(sn.devices) {
+		if dpGPUs+dra > int64(sn.devices) {
 			sort.Strings(dpPods)
-			out["node/"+name] = fmt.Sprintf("node %s: %d devices in use through the device plugin (%s) + %d through DRA > %d GPUs",
-				name, dp, strings.Join(dpPods, ", "), dra, sn.devices)
+			out["node/"+name] = fmt.Sprintf("node %s: %d GPUs in use through the device plugin (%d units: %s) + %d through DRA > %d GPUs",
+				name, dpGPUs, dp, strings.Join(dpPods, ", "), dra, sn.devices)
 		}
 	}
 	return out

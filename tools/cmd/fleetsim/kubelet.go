@@ -208,7 +208,7 @@ func (s *Sim) podPathOf(pod *v1.Pod) podPath {
 	if len(pod.Spec.ResourceClaims) > 0 || pod.Status.ExtendedResourceClaimStatus != nil {
 		return pathDRA
 	}
-	if extendedRequest(pod, v1.ResourceName(s.cfg.ExtendedResource)) > 0 {
+	if s.legacyRequest(pod) > 0 {
 		return pathDevicePlugin
 	}
 	return pathNone

@@ -21,6 +21,8 @@
 //	workload.go     the job generator for tenant namespaces
 //	metrics.go      counters, gauges, /metrics, the JSON report
 //	faults.go       per-pool and per-node fault knobs, POST /faults
+//	shapes.go       device shapes per pool: time-slicing, MIG, partitionable
+//	                devices, several slices, a NIC driver; GFD's labels
 package main
 
 import (
@@ -72,6 +74,7 @@ type PoolSpec struct {
 type Config struct {
 	Kubeconfig        string
 	Pools             []PoolSpec
+	Shapes            map[string]*Shape
 	PoolLabel         string
 	ModelLabel        string
 	GPUModel          string
@@ -80,6 +83,7 @@ type Config struct {
 	ExtendedResource  string
 	Driver            string
 	DeviceClass       string
+	DaemonSetNS       string
 	DevicePluginLabel string
 	DRALabel          string
 	EnabledValue      string
@@ -95,11 +99,12 @@ type Config struct {
 	Report            string
 	Seed              uint64
 
-	Workload    []string
-	Rate        float64
-	Duration    time.Duration
-	JobDuration time.Duration
-	Mix         float64
+	Workload          []string
+	WorkloadResources []string
+	Rate              float64
+	Duration          time.Duration
+	JobDuration       time.Duration
+	Mix               float64
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -158,9 +163,10 @@ func parseRate(s string) (float64, error) {
 func parseFlags(args []string) (*Config, error) {
 	c := &Config{}
 	fs := flag.NewFlagSet("fleetsim", flag.ContinueOnError)
-	var pools, workload, rate string
+	var pools, workload, rate, shapes, workloadResources string
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster to simulate nodes in")
 	fs.StringVar(&pools, "pools", "a:4x8", "pools as NAME:NODESxGPUS[,...]; nodes are named NAME-0..NAME-(NODES-1)")
+	fs.StringVar(&shapes, "shapes", "", "device shapes per pool, e.g. ts:replicas=4,mig:mig=1g.10gb*3+3g.40gb*1,mig:partitionable,mig:slices=2,a:nic=2 (shapes.go)")
 	fs.StringVar(&c.PoolLabel, "pool-label", "drashift.io/pool", "node label carrying the pool name")
 	fs.StringVar(&c.ModelLabel, "model-label", "fleetsim.drashift.io/gpu-model", "node label carrying the GPU model")
 	fs.StringVar(&c.GPUModel, "gpu-model", "sim-a100", "GPU model (node label and device attribute)")
@@ -169,6 +175,7 @@ func parseFlags(args []string) (*Config, error) {
 	fs.StringVar(&c.ExtendedResource, "extended-resource", "example.com/gpu", "extended resource the device plugin advertises")
 	fs.StringVar(&c.Driver, "driver", "gpu.example.com", "DRA driver name")
 	fs.StringVar(&c.DeviceClass, "device-class", "gpu.example.com", "DeviceClass to create (empty: none)")
+	fs.StringVar(&c.DaemonSetNS, "daemonset-namespace", "kube-system", "namespace of the device plugin's and the DRA driver's DaemonSets fleetsim creates, selecting the ownership labels (empty: none)")
 	fs.StringVar(&c.DevicePluginLabel, "device-plugin-label", "drashift.io/device-plugin", "node label that enables the device plugin")
 	fs.StringVar(&c.DRALabel, "dra-label", "drashift.io/dra-driver", "node label that enables the DRA driver")
 	fs.StringVar(&c.EnabledValue, "enabled-value", "true", "ownership label value meaning enabled")
@@ -187,6 +194,7 @@ func parseFlags(args []string) (*Config, error) {
 	fs.StringVar(&rate, "rate", "0.5/s", "job submission rate across all tenant namespaces")
 	fs.DurationVar(&c.Duration, "duration", 5*time.Minute, "how long to submit jobs")
 	fs.DurationVar(&c.JobDuration, "job-duration", 30*time.Second, "how long each job's pod runs")
+	fs.StringVar(&workloadResources, "workload-resources", "", "extended resources device-plugin jobs ask for, in turn (comma separated; empty: --extended-resource)")
 	fs.Float64Var(&c.Mix, "mix", 0.5, "fraction of jobs that use a ResourceClaimTemplate; the rest request the extended resource")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -197,6 +205,17 @@ func parseFlags(args []string) (*Config, error) {
 	var err error
 	if c.Pools, err = parsePools(pools); err != nil {
 		return nil, err
+	}
+	if c.Shapes, err = parseShapes(shapes, c.Pools); err != nil {
+		return nil, err
+	}
+	for _, r := range strings.Split(workloadResources, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			c.WorkloadResources = append(c.WorkloadResources, r)
+		}
+	}
+	if len(c.WorkloadResources) == 0 {
+		c.WorkloadResources = []string{c.ExtendedResource}
 	}
 	switch c.InitialOwner {
 	case "device-plugin", "dra", "none":
@@ -339,6 +358,9 @@ func run(cfg *Config) error {
 	for pi, p := range cfg.Pools {
 		for i := range p.Nodes {
 			n := newSimNode(p, pi, i)
+			if sh := cfg.Shapes[p.Name]; sh != nil {
+				n.shape = sh
+			}
 			s.nodes[n.name] = n
 			s.nodeOrder = append(s.nodeOrder, n.name)
 		}
@@ -370,6 +392,9 @@ func run(cfg *Config) error {
 	s.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 
 	if err := s.ensureDeviceClass(ctx); err != nil {
+		return err
+	}
+	if err := s.ensureDaemonSets(ctx); err != nil {
 		return err
 	}
 	if err := s.registerNodes(ctx); err != nil {

@@ -45,6 +45,7 @@ type simNode struct {
 	name, pool       string
 	poolIndex, index int
 	devices          int
+	shape            *Shape
 	internalIP       string
 
 	mu          sync.Mutex
@@ -56,6 +57,7 @@ type simNode struct {
 	// DRA driver (driver.go)
 	driverRegistered bool
 	sliceDeleteAt    time.Time // when an unregistered driver's slices go; zero: none pending
+	nicPublished     bool      // the NIC driver's slice exists (shapes.go)
 	// kubelet
 	lastHeartbeat time.Time
 	lease         *coordinationv1.Lease
@@ -69,6 +71,7 @@ func newSimNode(p PoolSpec, poolIndex, index int) *simNode {
 		poolIndex: poolIndex,
 		index:     index,
 		devices:   p.GPUs,
+		shape:     &Shape{},
 		// Addresses only need to be unique and valid: nothing connects to them.
 		internalIP: fmt.Sprintf("172.%d.%d.%d", 16+poolIndex%16, poolIndex/16, index+1),
 	}
@@ -95,6 +98,9 @@ func (s *Sim) draEnabled(n *v1.Node) bool {
 // already run.
 func (s *Sim) nodeLabels(sn *simNode) map[string]string {
 	l := featureLabels(s.cfg.FeatureLabels, s.cfg.GPUModel, s.cfg.GPUMemory, sn.devices)
+	for k, v := range s.gfdLabels(sn) {
+		l[k] = v
+	}
 	for k, v := range map[string]string{
 		s.cfg.PoolLabel:          sn.pool,
 		"kubernetes.io/hostname": sn.name,
@@ -201,6 +207,7 @@ func (s *Sim) syncNode(ctx context.Context, name string) error {
 		// informer's add event brings us back here.
 		sn.mu.Lock()
 		sn.lease = nil
+		sn.nicPublished = false // the NIC slice went with the Node (owner reference)
 		sn.mu.Unlock()
 		return s.createNode(ctx, sn)
 	}
@@ -265,12 +272,14 @@ func (s *Sim) syncNode(ctx context.Context, name string) error {
 // Called with sn.mu held.
 func (s *Sim) adoptNodeState(sn *simNode, node *v1.Node, now time.Time) {
 	sn.initialized = true
-	if q, ok := node.Status.Capacity[v1.ResourceName(s.cfg.ExtendedResource)]; ok {
-		sn.pluginRegistered = true
-		if q.Value() > 0 && !s.dpEnabled(node) {
-			// A plugin that stopped while we were away: its capacity
-			// lingers for the lag from now.
-			sn.capacityDropAt = now.Add(s.cfg.CapacityLag)
+	for r := range s.unitsPerGPU(sn.shape) {
+		if q, ok := node.Status.Capacity[r]; ok {
+			sn.pluginRegistered = true
+			if q.Value() > 0 && !s.dpEnabled(node) {
+				// A plugin that stopped while we were away: its capacity
+				// lingers for the lag from now.
+				sn.capacityDropAt = now.Add(s.cfg.CapacityLag)
+			}
 		}
 	}
 	// Like a starting kubelet: slices of drivers that are not (yet)
@@ -312,20 +321,23 @@ func (s *Sim) removeNotReadyTaint(ctx context.Context, name string) error {
 }
 
 // nodeStatusPatch builds a strategic-merge patch of the node's status:
-// resources (with the extended resource as the device plugin has it; nil means
-// absent and deletes the key), the Ready condition and the other fields a
+// resources (with the plugin's resources as the device plugin has them: capQ
+// and allocQ count GPUs, each resource shows its units per GPU times that; nil
+// means absent and deletes the key), the Ready condition and the other fields a
 // kubelet reports. It says whether a write is due: a heartbeat, or a Ready
 // condition or pod capacity that differs from what the node shows; our own
 // writes come back as informer updates, and must not cause writes again.
 func (s *Sim) nodeStatusPatch(node *v1.Node, sn *simNode, capQ, allocQ *int64, heartbeat bool, now time.Time) ([]byte, bool) {
-	ext := v1.ResourceName(s.cfg.ExtendedResource)
+	units := s.unitsPerGPU(sn.shape)
 	needed := heartbeat
 	differs := func(list v1.ResourceList, want *int64) bool {
-		q, ok := list[ext]
-		if want == nil {
-			return ok
+		for r, per := range units {
+			q, ok := list[r]
+			if want == nil && ok || want != nil && (!ok || q.Value() != *want*per) {
+				return true
+			}
 		}
-		return !ok || q.Value() != *want
+		return false
 	}
 	// A changed extended resource alone waits for the next heartbeat, as on
 	// a real kubelet, which writes it with its next node status update
@@ -343,7 +355,7 @@ func (s *Sim) nodeStatusPatch(node *v1.Node, sn *simNode, capQ, allocQ *int64, h
 		return nil, false
 	}
 	if extChanged {
-		log.Printf("node %s: status reports %s capacity %s, allocatable %s", sn.name, ext, quantity(capQ), quantity(allocQ))
+		log.Printf("node %s: status reports the plugin's resources at capacity %s, allocatable %s GPUs", sn.name, quantity(capQ), quantity(allocQ))
 	}
 	hb := metav1.NewTime(now)
 	transition := hb
@@ -363,10 +375,13 @@ func (s *Sim) nodeStatusPatch(node *v1.Node, sn *simNode, capQ, allocQ *int64, h
 		return map[string]any{"type": t, "status": status, "reason": reason, "message": msg,
 			"lastHeartbeatTime": hb, "lastTransitionTime": lt}
 	}
-	resources := func(extValue *int64) map[string]any {
-		r := map[string]any{"cpu": nodeCPU, "memory": nodeMemory, "pods": nodePods, string(ext): nil}
-		if extValue != nil {
-			r[string(ext)] = fmt.Sprint(*extValue)
+	resources := func(gpus *int64) map[string]any {
+		r := map[string]any{"cpu": nodeCPU, "memory": nodeMemory, "pods": nodePods}
+		for name, per := range units {
+			r[string(name)] = nil
+			if gpus != nil {
+				r[string(name)] = fmt.Sprint(*gpus * per)
+			}
 		}
 		return r
 	}

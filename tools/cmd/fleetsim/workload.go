@@ -123,7 +123,8 @@ func (s *Sim) createJob(ctx context.Context, ns string, path podPath) error {
 		container.Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
 	} else {
 		one := resource.MustParse("1")
-		container.Resources.Limits = v1.ResourceList{v1.ResourceName(s.cfg.ExtendedResource): one}
+		res := s.cfg.WorkloadResources[int(s.metrics.jobsCreated[pathDevicePlugin].Load())%len(s.cfg.WorkloadResources)]
+		container.Resources.Limits = v1.ResourceList{v1.ResourceName(res): one}
 	}
 	spec.Containers = []v1.Container{container}
 	labels := map[string]string{workloadLabel: kind}
