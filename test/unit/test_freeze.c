@@ -438,13 +438,17 @@ static void test_tenancy_parameter_carries_the_decision(void **state)
 	const cJSON *owner = cJSON_GetArrayItem(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "ownerReferences"), 0);
 	assert_string_equal(str_at(owner, "uid", NULL, NULL), "5b1c-plan-uid");
-	assert_string_equal(str_at(cm, "data", "restricted", NULL), "true");
-	assert_string_equal(str_at(cm, "data", "plan", NULL), "gpu-migration");
-	assert_string_equal(str_at(cm, "data", "stage", NULL), "Canary");
-	assert_string_equal(str_at(cm, "data", "pools", NULL), "a100-east");
-	assert_string_equal(str_at(cm, "data", "deviceClasses", NULL), "gpu.example.com,gpu-mig.example.com");
-	assert_string_equal(str_at(cm, "data", "namespaces", NULL), "team-canary");
-	assert_string_equal(str_at(cm, "data", "namespaceSelector", NULL), "");
+	static const char *const data[][2] = {
+		{ "restricted", "true" },
+		{ "plan", "gpu-migration" },
+		{ "stage", "Canary" },
+		{ "pools", "a100-east" },
+		{ "deviceClasses", "gpu.example.com,gpu-mig.example.com" },
+		{ "namespaces", "team-canary" },
+		{ "namespaceSelector", "" },
+	};
+	for (size_t i = 0; i < sizeof(data) / sizeof(data[0]); i++)
+		assert_string_equal(str_at(cm, "data", data[i][0], NULL), data[i][1]);
 	cJSON_Delete(cm);
 
 	tenancy_pool_t on_dra[] = { { .phase = POOL_DRA, .n_canary = 1, .n_moved = 3 } };
