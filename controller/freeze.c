@@ -184,6 +184,47 @@ int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, voi
 	return rc;
 }
 
+/* ---- the tenant boundary ---------------------------------------------------- */
+
+char *tenancy_parameter_json(const plan_t *plan, const char *plan_uid, const tenancy_t *t)
+{
+	if (plan == NULL || plan->n_device_classes == 0 ||
+	    !freeze_list_valid((const char *const *)plan->device_classes, plan->n_device_classes))
+		return NULL;
+	char *name = plan_child_name(TENANCY_NAME_PREFIX, plan->name);
+	if (name == NULL)
+		return NULL;
+	cJSON *md, *labels;
+	cJSON *cm = plan_object_child_new("v1", "ConfigMap", name, FREEZE_NAMESPACE, plan->name, plan_uid, &md, &labels);
+	free(name);
+	cJSON_AddStringToObject(labels, TENANCY_LABEL_PARAMETER, "true");
+	cJSON *data = cJSON_AddObjectToObject(cm, "data");
+	cJSON_AddStringToObject(data, "restricted", t->stage == TENANCY_OPEN ? "false" : "true");
+	cJSON_AddStringToObject(data, "plan", plan->name);
+	cJSON_AddStringToObject(data, "stage", tenancy_stage_name(t->stage));
+	char *pools = freeze_join(t->pools, t->n_pools);
+	char *classes = freeze_join((const char *const *)plan->device_classes, plan->n_device_classes);
+	char *namespaces = freeze_join(t->namespaces, t->n_namespaces);
+	char *selector = tenancy_selector_text(t->selector);
+	cJSON_AddStringToObject(data, "pools", pools);
+	cJSON_AddStringToObject(data, "deviceClasses", classes);
+	cJSON_AddStringToObject(data, "namespaces", namespaces);
+	cJSON_AddStringToObject(data, "namespaceSelector", selector);
+	free(pools);
+	free(classes);
+	free(namespaces);
+	free(selector);
+	return freeze_print(cm);
+}
+
+int tenancy_parameter_set(kube_http_t *http, const char *json, const char *plan, kube_http_cb cb, void *data)
+{
+	char *name = plan_child_name(TENANCY_NAME_PREFIX, plan);
+	char *path = name ? kube_path("v1", "configmaps", FREEZE_NAMESPACE, name, NULL) : NULL;
+	free(name);
+	return freeze_apply(http, path, json ? xstrdup(json) : NULL, cb, data);
+}
+
 /* ---- the cached parameter ------------------------------------------------ */
 
 /*

@@ -56,6 +56,7 @@
 #include "kube_http.h"
 #include "projection.h"
 #include "store.h"
+#include "tenancy.h"
 
 #define FREEZE_NAMESPACE "drashift-system"
 #define FREEZE_NAME_PREFIX "drashift-freeze-"
@@ -173,5 +174,33 @@ typedef struct {
 } freeze_parameter_t;
 
 extern const store_kind_t store_kind_freeze_parameters;
+
+/*
+ * The tenant boundary's parameter (manifests/tenancy-policy.yaml;
+ * reconcilers/tenancy.h decides it), one ConfigMap per MigrationPlan next
+ * to its freeze parameter:
+ *
+ *   drashift-system/drashift-tenancy-<plan>
+ *     labels  drashift.io/tenancy-parameter: "true"   (the binding selects these)
+ *             drashift.io/plan: <plan>
+ *     data    restricted         "true" | "false" (stage Open)
+ *             plan, stage        Canary | Migrating | Open
+ *             pools              the pools in their canary whose namespaces hold
+ *             deviceClasses      "gpu.example.com,gpu-mig.example.com"
+ *             namespaces         allowed by name, "team-a,team-b"
+ *             namespaceSelector  allowed by labels (tenancy_selector_text)
+ *
+ * Written whole with server-side apply like the freeze's, owned by the plan
+ * (deleting the plan ends its restriction) and never deleted by drashift:
+ * when the migration is over it says restricted=false.
+ */
+#define TENANCY_NAME_PREFIX "drashift-tenancy-"
+#define TENANCY_LABEL_PARAMETER "drashift.io/tenancy-parameter"
+
+/* The whole ConfigMap as JSON; NULL for no plan or a plan without DeviceClasses. */
+char *tenancy_parameter_json(const plan_t *plan, const char *plan_uid, const tenancy_t *t);
+
+/* Apply it (server-side apply, force); -EINVAL when the JSON is refused. Like freeze_set otherwise. */
+int tenancy_parameter_set(kube_http_t *http, const char *json, const char *plan, kube_http_cb cb, void *data);
 
 #endif

@@ -90,6 +90,8 @@ struct plan_controller {
 	 * ("tainted:<breach id>" or "clear").
 	 */
 	pc_switch_t param, taint;
+	/* The tenant boundary's parameter: the JSON last applied (or "retry-at:<loop ms>"). */
+	pc_switch_t tenancy;
 	/* The SLO gauges (NULL: none), and plan -> its pool names joined by '\x1f' that have series. */
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen, *m_capacity;
 	/* Pools by phase, nodes by step (per pool), and how long nodes stayed in each step. */
@@ -1974,6 +1976,50 @@ static cJSON *pc_render_status(plan_controller_t *pc, const pc_reconcile_t *r)
 	return st;
 }
 
+/*
+ * Keep the plan's tenant boundary (reconcilers/tenancy.h) in its admission
+ * parameter. Asserted once after a start (an apply of what is in place
+ * changes nothing), then whenever the decision changes. The pool entering its
+ * canary is seen while the canary is being recorded, before any of its nodes
+ * starts, so the restriction is written before DRA serves anyone.
+ */
+static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
+	tenancy_pool_t *pools = xcalloc(plan->n_pools + 1, sizeof(*pools));
+	for (size_t i = 0; i < plan->n_pools; i++) {
+		const pool_output_t *out = &r->runs[i].out;
+		pools[i] = (tenancy_pool_t){ .phase = out->phase,
+					     .n_canary = out->record.n_canary,
+					     .n_moved = out->n_dra + out->n_handover + out->n_failed };
+	}
+	tenancy_t t;
+	tenancy_decide(plan, pools, &t);
+	free(pools);
+	char *json = tenancy_parameter_json(plan, r->po->meta.uid, &t);
+	const char *had = strmap_get(&pc->tenancy.written, plan->name);
+	if (json == NULL || (had && strcmp(had, json) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
+		tenancy_free(&t);
+		free(json);
+		return;
+	}
+	pc_write_t *w = pc_write_new(pc, NULL, "tenancy parameter");
+	w->sw = &pc->tenancy;
+	w->switch_plan = xstrdup(plan->name);
+	if (tenancy_parameter_set(pc->http, json, plan->name, pc_on_write, w) == 0) {
+		pc->in_flight++;
+		log_info("tenant boundary written: claims for the plan's classes are admitted as the stage says", "plan",
+			 plan->name, "stage", tenancy_stage_name(t.stage));
+		free(strmap_put(&pc->tenancy.written, plan->name, json));
+	} else {
+		free(w->switch_plan);
+		free(w->what);
+		free(w);
+		free(json);
+	}
+	tenancy_free(&t);
+}
+
 /* ---- history ---------------------------------------------------------------- */
 
 /* The node owner's devices that serve nobody, added to devices[path] (reconcilers/history.h says which are idle). */
@@ -2131,6 +2177,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 		plan_history_forget(pc->history, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
+	pc_switch_forget(&pc->tenancy, name);
 	pc_preflight_free(strmap_remove(&pc->preflight, name));
 	pc_capacity_forget(pc, name);
 	if (po && po->releases_nodes)
@@ -2186,6 +2233,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
 		pc_assert_freeze(pc, po, r.breach, r.freeze.frozen);
+	pc_assert_tenancy(pc, &r);
 	*requeue_ms = r.requeue_ms;
 	pc_reconcile_free(&r);
 }
@@ -2346,7 +2394,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->slo = slo_tracker_new();
 	pc->history = dry_run ? NULL : plan_history_new(http);
 	pool_index_init(&pc->pools, plan_selector_matches);
-	pc->param = pc->taint = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
+	pc->param = pc->taint = pc->tenancy = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
@@ -2433,6 +2481,7 @@ static void plan_controller_free(uv_handle_t *h)
 	pool_index_free(&pc->pools);
 	pc_switch_forget(&pc->param, NULL);
 	pc_switch_forget(&pc->taint, NULL);
+	pc_switch_forget(&pc->tenancy, NULL);
 	strmap_clear(&pc->metric_pools, free);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, pc_status_expectation_free);

@@ -404,6 +404,8 @@ void plan_free(plan_t *p)
 		tz_free(&p->windows[i].zone);
 	}
 	free(p->windows);
+	plan__free_strs(p->tenancy_namespaces, p->n_tenancy_namespaces);
+	plan__free_selector(&p->tenancy_selector);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -474,10 +476,13 @@ static int plan__ownership(const json_decode_scope_t *spec, plan_t *p)
 }
 
 /*
- * spec.pools[i].nodeSelector: matchLabels become In requirements with one
- * value, followed by matchExpressions, all ANDed.
+ * A label selector at scope's member (spec.pools[i].nodeSelector,
+ * spec.tenancy.namespaceSelector): matchLabels become In requirements with
+ * one value, followed by matchExpressions, all ANDed. what names what an
+ * empty selector would select.
  */
-static int plan__selector(const json_decode_scope_t *pool, plan_selector_t *out)
+static int plan__selector(const json_decode_scope_t *pool, const char *member, bool required, const char *what,
+			  plan_selector_t *out)
 {
 	static const char *const known[] = {"matchLabels", "matchExpressions", NULL};
 	static const char *const known_expr[] = {"key", "operator", "values", NULL};
@@ -486,8 +491,11 @@ static int plan__selector(const json_decode_scope_t *pool, plan_selector_t *out)
 	json_decode_scope_t sel, labels, expr;
 	const cJSON *exprs, *e;
 	size_t n_labels = 0, n_exprs;
-	if (json_decode_obj(pool, "nodeSelector", true, &sel, path, sizeof(path)) != 0 ||
-	    plan__known(&sel, known) != 0 ||
+	if (json_decode_obj(pool, member, required, &sel, path, sizeof(path)) != 0)
+		return -1;
+	if (sel.obj == NULL)
+		return 0;
+	if (plan__known(&sel, known) != 0 ||
 	    json_decode_obj(&sel, "matchLabels", false, &labels, lpath, sizeof(lpath)) != 0 ||
 	    json_decode_arr(&sel, "matchExpressions", PLAN_MAX_MATCH_EXPRESSIONS, &exprs, &n_exprs) != 0)
 		return -1;
@@ -510,8 +518,7 @@ static int plan__selector(const json_decode_scope_t *pool, plan_selector_t *out)
 		}
 	}
 	if (n_labels + n_exprs == 0)
-		return json_decode_fail(pool, "nodeSelector",
-					"must not be empty (an empty selector would select every node)");
+		return json_decode_fail(pool, member, "must not be empty (an empty selector would select every %s)", what);
 	out->reqs = xcalloc(n_labels + n_exprs, sizeof(*out->reqs));
 	out->n_reqs = n_labels + n_exprs;
 	size_t r = 0;
@@ -612,7 +619,7 @@ static int plan__pool(const json_decode_scope_t *pool, plan_pool_t *out)
 		return json_decode_fail(pool, "name",
 					"must be a DNS label (lowercase alphanumerics and '-', at most 63 characters)");
 	out->name = xstrdup(name);
-	if (plan__selector(pool, &out->node_selector) != 0 || plan__canary(pool, out) != 0 ||
+	if (plan__selector(pool, "nodeSelector", true, "node", &out->node_selector) != 0 || plan__canary(pool, out) != 0 ||
 	    plan__capacity(pool, out) != 0 ||
 	    plan__int32(pool, "maxUnavailable", 1, 1, INT32_MAX, &out->max_unavailable) != 0 ||
 	    plan__duration(pool, "bakeTime", 10 * 60 * 1000, PLAN_DUR_ZERO_OK, &out->bake_ms) != 0 ||
@@ -901,6 +908,21 @@ bool plan_freeze_by_device_taint(plan_freeze_mode_t mode)
 	return mode == PLAN_FREEZE_DEVICE_TAINT || mode == PLAN_FREEZE_ADMISSION_AND_DEVICE_TAINT;
 }
 
+/* spec.tenancy: namespaces allowed by name and by a label selector (both optional). */
+static int plan__tenancy(const json_decode_scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"allowedNamespaces", "namespaceSelector", NULL};
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t t;
+	if (json_decode_obj(spec, "tenancy", false, &t, path, sizeof(path)) != 0 || plan__known(&t, known) != 0)
+		return -1;
+	return plan__str_list(&t, "allowedNamespaces", PLAN_MAX_CANARY_NAMESPACES, true, plan__valid_namespace,
+			      "must be a namespace name", &p->tenancy_namespaces, &p->n_tenancy_namespaces) != 0 ||
+			       plan__selector(&t, "namespaceSelector", false, "namespace", &p->tenancy_selector) != 0
+		       ? -1
+		       : 0;
+}
+
 static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 {
 	char path[JSON_DECODE_PATH_MAX];
@@ -951,7 +973,8 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	static const char *const known[] = {"driver",	   "extendedResource", "deviceClassNames",
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "promote",
-					    "slo",	   "acknowledgedBreach", "preflight", "windows", NULL};
+					    "slo",	   "acknowledgedBreach", "preflight", "windows",
+					    "tenancy", NULL};
 	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
@@ -985,7 +1008,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	    plan__promote(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
 	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0 ||
-	    plan__windows(&spec, p) != 0)
+	    plan__windows(&spec, p) != 0 || plan__tenancy(&spec, p) != 0)
 		return -1;
 	p->preflight = (plan_preflight_t)preflight;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)
@@ -1038,11 +1061,16 @@ static bool plan__in(const plan_requirement_t *req, const char *value)
  */
 bool plan_selector_matches(const plan_selector_t *sel, const projection_node_t *node)
 {
+	return plan_selector_matches_labels(sel, node->labels, node->n_labels);
+}
+
+bool plan_selector_matches_labels(const plan_selector_t *sel, const projection_label_t *labels, size_t n_labels)
+{
 	if (sel == NULL || sel->n_reqs == 0)
 		return false;
 	for (size_t r = 0; r < sel->n_reqs; r++) {
 		const plan_requirement_t *req = &sel->reqs[r];
-		const char *v = plan__label_of(req->key, node->labels, node->n_labels);
+		const char *v = plan__label_of(req->key, labels, n_labels);
 		bool ok;
 		switch (req->op) {
 		case PLAN_SELECTOR_IN:

@@ -132,6 +132,14 @@ typedef struct {
 	/* spec.windows: handovers start only inside one (none: always). Zones are loaded by the controller. */
 	window_t *windows;
 	size_t n_windows;
+	/*
+	 * spec.tenancy: namespaces allowed to create claims for the plan's
+	 * classes while it migrates, by name and by labels (n_reqs 0: no
+	 * selector). Neither set: every namespace (reconcilers/tenancy.h).
+	 */
+	char **tenancy_namespaces;
+	size_t n_tenancy_namespaces;
+	plan_selector_t tenancy_selector;
 } plan_t;
 
 /*
@@ -149,6 +157,9 @@ void plan_free(plan_t *p);
  * the matcher the controller's pool index uses (pool_index_matcher_t).
  */
 bool plan_selector_matches(const plan_selector_t *sel, const projection_node_t *node);
+
+/* The same for any object's labels (a namespace's, for spec.tenancy.namespaceSelector). */
+bool plan_selector_matches_labels(const plan_selector_t *sel, const projection_label_t *labels, size_t n_labels);
 
 /* The canary size of a pool of n nodes: at least 1, at most n. */
 size_t plan_canary_size(const plan_pool_t *pool, size_t n_nodes);

@@ -107,7 +107,8 @@ install_drashift() {
 	kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null
 	crd_established
 	kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" -f "$DRASHIFT_ROOT/manifests/serviceaccount.yaml" \
-		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" >/dev/null
+		-f "$DRASHIFT_ROOT/manifests/rbac.yaml" -f "$DRASHIFT_ROOT/manifests/freeze-policy.yaml" \
+		-f "$DRASHIFT_ROOT/manifests/tenancy-policy.yaml" >/dev/null
 	# A kubeconfig with the ServiceAccount's own token: the operator runs with exactly the RBAC it ships.
 	local token server
 	token=$(kubectl -n drashift-system create token drashift-controller --duration=2h)
@@ -215,6 +216,129 @@ spec:
   containers: [{name: main, image: registry.invalid/load, resources: {claims: [{name: gpu}]}}]
 EOF_POD
 	done
+}
+
+# ---- admission policies (freeze_policy.sh, tenancy_policy.sh) ----
+
+# policy_claim NS CLASS [API_VERSION] [ADMIN]: a claim manifest asking for one
+# device of CLASS (with adminAccess when ADMIN is set).
+policy_claim() {
+	cat <<EOF_CLAIM
+apiVersion: resource.k8s.io/${3:-v1}
+kind: ResourceClaim
+metadata:
+  generateName: probe-
+  namespace: $1
+spec:
+  devices:
+    requests:
+    - name: dev
+      exactly:
+        deviceClassName: $2
+        ${4:+adminAccess: true}
+EOF_CLAIM
+}
+# create_claim NS CLASS [API_VERSION] [ADMIN]: kubectl create's output (stdout and stderr) in $out; its status.
+create_claim() { out=$(policy_claim "$@" | kubectl create -f - 2>&1); }
+admitted() {
+	create_claim "$@" || fail "a claim for $2 in $1 was denied: $out"
+	expect_contains "$out" "created" "claim for $2 in $1"
+}
+# Policies, bindings and parameters reach admission asynchronously: poll.
+until_denied() { ! create_claim "$@" && printf '%s\n' "$out" >"$TEST_DIR/denial"; }
+until_admitted() { create_claim "$@"; }
+
+# create_first_available NS: a claim whose one request has two alternatives,
+# nic.example.com then gpu-mig.example.com; output in $out, its status.
+create_first_available() {
+	out=$(kubectl create -f - 2>&1 <<EOF_CLAIM
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  generateName: probe-
+  namespace: $1
+spec:
+  devices:
+    requests:
+    - name: dev
+      firstAvailable:
+      - name: nic
+        deviceClassName: nic.example.com
+      - name: mig
+        deviceClassName: gpu-mig.example.com
+EOF_CLAIM
+	)
+}
+
+# policy_live POLICY PARAMETER_LABEL PROBE_NS: wait until POLICY is live. A
+# claim admitted right after a policy is applied proves little: the policy
+# might just not be loaded yet. A second binding of the same policy, limited
+# to PROBE_NS and with parameterNotFoundAction Deny, shows when the policy
+# and its (empty) parameter lookup are live; bindings are seen in creation
+# order, so the shipped binding, created before it, is live too.
+policy_live() {
+	kubectl apply -f - >/dev/null <<EOF_BINDING
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: $3-missing-parameter-denies
+spec:
+  policyName: $1
+  validationActions: [Deny]
+  paramRef:
+    namespace: drashift-system
+    selector:
+      matchLabels:
+        $2: "true"
+    parameterNotFoundAction: Deny
+  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: $3
+EOF_BINDING
+	wait_for 60 "the policy to be live (probe binding denies without a parameter)" until_denied "$3" gpu.example.com
+	expect_contains "$(cat "$TEST_DIR/denial")" \
+		"no params found for policy binding with \`Deny\` parameterNotFoundAction" "probe binding's denial"
+}
+
+# trainer_pod NS: pod trainer whose claim comes from template gpu (one gpu.example.com device).
+trainer_pod() {
+	kubectl apply -f - >/dev/null <<EOF_POD
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu
+  namespace: $1
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.example.com
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: $1
+spec:
+  automountServiceAccountToken: false
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: gpu
+  containers:
+  - name: train
+    image: registry.invalid/trainer
+    resources:
+      claims:
+      - name: gpu
+EOF_POD
+}
+# trainer_claim_events NS: the FailedResourceClaimCreation Events of pod trainer, "TYPE MESSAGE" a line.
+trainer_claim_events() {
+	kubectl -n "$1" get events --field-selector involvedObject.kind=Pod,involvedObject.name=trainer,reason=FailedResourceClaimCreation \
+		-o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}'
 }
 
 # ---- kubectl drashift ----

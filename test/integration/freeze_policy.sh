@@ -17,81 +17,11 @@ create_namespace team-a
 create_namespace team-b
 kubectl create namespace freeze-probe >/dev/null
 
-# claim NS CLASS [API_VERSION]: a claim manifest asking for one device of CLASS.
-claim() {
-	cat <<EOF
-apiVersion: resource.k8s.io/${3:-v1}
-kind: ResourceClaim
-metadata:
-  generateName: probe-
-  namespace: $1
-spec:
-  devices:
-    requests:
-    - name: dev
-      exactly:
-        deviceClassName: $2
-EOF
-}
-# create_claim NS CLASS [API_VERSION]: kubectl create's output (stdout and stderr) in $out; its status.
-create_claim() { out=$(claim "$@" | kubectl create -f - 2>&1); }
-admitted() {
-	create_claim "$@" || fail "a claim for $2 in $1 was denied: $out"
-	expect_contains "$out" "created" "claim for $2 in $1"
-}
-# Policies, bindings and parameters reach admission asynchronously: poll.
-until_denied() { ! create_claim "$@" && printf '%s\n' "$out" >"$TEST_DIR/denial"; }
-until_admitted() { create_claim "$@"; }
-
-# ---- no parameter: nothing is frozen ----
-# A claim admitted right after the policy is applied proves little: the
-# policy might just not be loaded yet. A second binding of the same policy,
-# limited to namespace freeze-probe and with parameterNotFoundAction Deny,
-# shows when the policy and its (empty) parameter lookup are live; bindings
-# are seen in creation order, so drashift's binding, created before it, is
-# live too.
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: freeze-probe-missing-parameter-denies
-spec:
-  policyName: drashift-claim-freeze
-  validationActions: [Deny]
-  paramRef:
-    namespace: $NS
-    selector:
-      matchLabels:
-        drashift.io/freeze-parameter: "true"
-    parameterNotFoundAction: Deny
-  matchResources:
-    namespaceSelector:
-      matchLabels:
-        kubernetes.io/metadata.name: freeze-probe
-EOF
-wait_for 60 "the policy to be live (probe binding denies without a parameter)" until_denied freeze-probe gpu.example.com
-expect_contains "$(cat "$TEST_DIR/denial")" "no params found for policy binding with \`Deny\` parameterNotFoundAction" \
-	"probe binding's denial"
+policy_live drashift-claim-freeze drashift.io/freeze-parameter freeze-probe
 admitted team-a gpu.example.com
 before=${out%% created*}
 before=${before#resourceclaim.resource.k8s.io/}
 log "no parameter: claim $before for gpu.example.com admitted in team-a (parameterNotFoundAction Allow)"
-
-# A pod whose claim comes from a template, as most GPU jobs ask.
-kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata:
-  name: gpu
-  namespace: team-a
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly:
-          deviceClassName: gpu.example.com
-EOF
 
 # ---- the freeze: the parameter as drashift writes it (controller/freeze.c) ----
 # parameter FROZEN: server-side apply of the whole object, as drashift does.
@@ -132,23 +62,7 @@ log "denied: $denial"
 
 # The same class as one alternative of a firstAvailable request, and the same
 # claim posted as v1beta2 (converted to v1 before the policy reads it).
-out=$(kubectl create -f - 2>&1 <<'EOF'
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  generateName: probe-
-  namespace: team-a
-spec:
-  devices:
-    requests:
-    - name: dev
-      firstAvailable:
-      - name: nic
-        deviceClassName: nic.example.com
-      - name: mig
-        deviceClassName: gpu-mig.example.com
-EOF
-) && fail "a firstAvailable claim with a frozen alternative was admitted: $out"
+create_first_available team-a && fail "a firstAvailable claim with a frozen alternative was admitted: $out"
 expect_contains "$out" "denied request: ResourceClaims for DeviceClass gpu-mig.example.com are frozen by MigrationPlan gpu-migration" \
 	"denial of a firstAvailable alternative"
 if grep -qx resource.k8s.io/v1beta2 <<<"$(kubectl api-versions)"; then
@@ -169,28 +83,8 @@ expect_eq "$(kubectl -n team-a get resourceclaim "$before" -o jsonpath='{.metada
 	during-freeze "label written on $before during the freeze"
 
 # A template claim is created by kube-controller-manager: its pod waits.
-kubectl apply -f - >/dev/null <<'EOF'
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-  namespace: team-a
-spec:
-  automountServiceAccountToken: false
-  resourceClaims:
-  - name: gpu
-    resourceClaimTemplateName: gpu
-  containers:
-  - name: train
-    image: registry.invalid/trainer
-    resources:
-      claims:
-      - name: gpu
-EOF
-pod_events() {
-	kubectl -n team-a get events --field-selector involvedObject.kind=Pod,involvedObject.name=trainer,reason=FailedResourceClaimCreation \
-		-o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}'
-}
+trainer_pod team-a
+pod_events() { trainer_claim_events team-a; }
 has_claim_event() { [ -n "$(pod_events)" ]; }
 wait_for 60 "a FailedResourceClaimCreation Event on pod trainer" has_claim_event
 event=$(pod_events | sed -n 1p) # sed reads it all: no SIGPIPE under pipefail

@@ -106,7 +106,8 @@ owned=(serviceaccount/drashift-controller service/drashift-controller-metrics $d
 	role/drashift-controller-freeze rolebinding/drashift-controller-freeze
 	role/drashift-controller-leader-election rolebinding/drashift-controller-leader-election)
 cluster_owned=(clusterrole/drashift-controller clusterrolebinding/drashift-controller
-	validatingadmissionpolicy/drashift-claim-freeze validatingadmissionpolicybinding/drashift-claim-freeze)
+	validatingadmissionpolicy/drashift-claim-freeze validatingadmissionpolicybinding/drashift-claim-freeze
+	validatingadmissionpolicy/drashift-claim-tenancy validatingadmissionpolicybinding/drashift-claim-tenancy)
 for o in "${owned[@]}"; do
 	expect_eq "$(get "$o" '{.metadata.annotations.meta\.helm\.sh/release-name}')" drashift "release of $o"
 done

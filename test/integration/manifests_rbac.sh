@@ -139,13 +139,14 @@ for verb in get create patch delete; do
 	can yes "$verb" devicetaintrules.resource.k8s.io
 done
 can no list devicetaintrules.resource.k8s.io
-# The freeze parameters and the plans' histories: ConfigMaps of drashift-system (RBAC cannot grant by
-# label), never delete, nothing in other namespaces.
+# The freeze and tenancy parameters and the plans' histories: ConfigMaps of drashift-system (RBAC
+# cannot grant by label), never delete, nothing in other namespaces.
 for verb in get list watch create update patch; do
 	can yes "$verb" configmaps -n $NS
 done
 can no delete configmaps/drashift-freeze-gpu-migration -n $NS
 can no delete configmaps/drashift-history-gpu-migration -n $NS
+can no delete configmaps/drashift-tenancy-gpu-migration -n $NS
 can no deletecollection configmaps -n $NS
 can no create configmaps -n default
 can no update configmaps -n default

@@ -412,6 +412,61 @@ static void test_taint_rule_taints_the_driver_noschedule(void **state)
 	assert_int_equal(freeze_taint_clear(NULL, "", NULL, NULL), -EINVAL);
 }
 
+/*
+ * The tenant boundary's parameter carries what manifests/tenancy-policy.yaml
+ * reads, in the same shape in every stage (restricted=false once Open), is
+ * owned by the plan, and is refused for a plan without classes.
+ */
+static void test_tenancy_parameter_carries_the_decision(void **state)
+{
+	(void)state;
+	char *classes[] = { "gpu.example.com", "gpu-mig.example.com" };
+	char *canary[] = { "team-canary" };
+	plan_pool_t pools[] = { { .name = "a100-east", .canary_namespaces = canary, .n_canary_namespaces = 1 } };
+	plan_t plan = { .name = "gpu-migration", .device_classes = classes, .n_device_classes = 2, .pools = pools,
+			.n_pools = 1 };
+	tenancy_pool_t in_canary[] = { { .phase = POOL_CANARY, .n_canary = 1, .n_moved = 1 } };
+	tenancy_t t;
+	tenancy_decide(&plan, in_canary, &t);
+	char *json = tenancy_parameter_json(&plan, "5b1c-plan-uid", &t);
+	tenancy_free(&t);
+	cJSON *cm = cJSON_Parse(json);
+	free(json);
+	assert_string_equal(str_at(cm, "metadata", "name", NULL), "drashift-tenancy-gpu-migration");
+	assert_string_equal(str_at(cm, "metadata", "namespace", NULL), "drashift-system");
+	assert_string_equal(str_at(cm, "metadata", "labels", "drashift.io/tenancy-parameter"), "true");
+	const cJSON *owner = cJSON_GetArrayItem(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "ownerReferences"), 0);
+	assert_string_equal(str_at(owner, "uid", NULL, NULL), "5b1c-plan-uid");
+	static const char *const data[][2] = {
+		{ "restricted", "true" },
+		{ "plan", "gpu-migration" },
+		{ "stage", "Canary" },
+		{ "pools", "a100-east" },
+		{ "deviceClasses", "gpu.example.com,gpu-mig.example.com" },
+		{ "namespaces", "team-canary" },
+		{ "namespaceSelector", "" },
+	};
+	for (size_t i = 0; i < sizeof(data) / sizeof(data[0]); i++)
+		assert_string_equal(str_at(cm, "data", data[i][0], NULL), data[i][1]);
+	cJSON_Delete(cm);
+
+	tenancy_pool_t on_dra[] = { { .phase = POOL_DRA, .n_canary = 1, .n_moved = 3 } };
+	tenancy_decide(&plan, on_dra, &t);
+	json = tenancy_parameter_json(&plan, "5b1c-plan-uid", &t);
+	cm = cJSON_Parse(json);
+	free(json);
+	assert_string_equal(str_at(cm, "data", "restricted", NULL), "false");
+	assert_string_equal(str_at(cm, "data", "stage", NULL), "Open");
+	assert_string_equal(str_at(cm, "data", "namespaces", NULL), "");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cm, "data")), 7);
+	cJSON_Delete(cm);
+
+	plan.n_device_classes = 0;
+	assert_null(tenancy_parameter_json(&plan, NULL, &t));
+	tenancy_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_describing_text_is_escaped),
 		cmocka_unit_test(test_states_the_policy_would_misread_are_refused),
 		cmocka_unit_test(test_every_plan_name_gives_one_valid_parameter_name),
+		cmocka_unit_test(test_tenancy_parameter_carries_the_decision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
