@@ -95,7 +95,7 @@ denied() { ! out=$(claim) && printf '%s\n' "$out" >"$TEST_DIR/denial"; }
 wait_for 60 "claims for gpu.example.com to be denied" denied
 expect_contains "$(cat "$TEST_DIR/denial")" "frozen by MigrationPlan slo (pool b): readyLatencyP95 measured $value, threshold 3000ms" "denial message"
 log "step 2: frozen: $(cat "$TEST_DIR/denial")"
-rule() { kubectl get devicetaintrules.v1beta2.resource.k8s.io drashift-freeze-slo -o jsonpath="$1"; }
+rule() { kubectl get devicetaintrules.resource.k8s.io drashift-freeze-slo -o jsonpath="$1"; }
 tainted() { rule '{.metadata.name}' >/dev/null 2>&1; }
 wait_for 30 "the DeviceTaintRule" tainted
 expect_eq "$(rule '{.spec.deviceSelector.driver} {.spec.taint.key}={.spec.taint.value}:{.spec.taint.effect}')" \
