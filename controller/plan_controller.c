@@ -1407,6 +1407,34 @@ static plan_breach_t pc_breach_in_force(const pc_reconcile_t *r)
 				.value = r->new_breach.value, .threshold = r->new_breach.threshold };
 }
 
+/*
+ * Condition ExtendedResourceOnDRA: whether pods asking for the plan's
+ * extended resource can run on DRA nodes (a class of the plan maps it), and
+ * when not, why and what to enable on this Kubernetes version. Only for plans
+ * that name an extended resource.
+ */
+static void pc_render_extended_resource(plan_controller_t *pc, cJSON *conds, const pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
+	if (plan->extended_resource == NULL)
+		return;
+	const store_t *classes = cache_store(pc->cache, CACHE_DEVICE_CLASSES);
+	const char **mapped = xcalloc(plan->n_device_classes + 1, sizeof(*mapped));
+	for (size_t i = 0; i < plan->n_device_classes; i++) {
+		const projection_device_class_t *dc = store_get(classes, NULL, plan->device_classes[i]);
+		mapped[i] = dc ? dc->extended_resource_name : NULL;
+	}
+	char *gap = api_versions_extended_resource_gap(plan->extended_resource, (const char *const *)plan->device_classes,
+						      mapped, plan->n_device_classes, pc->kube_minor);
+	char *ok = gap ? NULL : xasprintf("pods asking for %s can run on DRA nodes: a DeviceClass of the plan maps it",
+					 plan->extended_resource);
+	pc_condition(conds, r->po->status, "ExtendedResourceOnDRA", gap == NULL, gap ? "NotMapped" : "Mapped",
+		     gap ? gap : ok, r->po->generation, r->now_s);
+	free(gap);
+	free(ok);
+	free(mapped);
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
@@ -1433,6 +1461,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		pc_condition(out, r->po->status, conds[c].type, conds[c].status, conds[c].reason, conds[c].message,
 			     r->po->generation, r->now_s);
 	plan_conditions_free(conds);
+	pc_render_extended_resource(pc, out, r);
 }
 
 /* Render the whole status of a valid plan. */

@@ -84,3 +84,23 @@ char *api_versions_missing_required(const api_versions_t *apis, int kube_minor)
 	return xasprintf("the cluster does not serve resource.k8s.io/v1 ResourceClaims: drashift needs Kubernetes 1.34 "
 			 "or later with the resource.k8s.io/v1 API enabled");
 }
+
+char *api_versions_extended_resource_gap(const char *extended_resource, const char *const *classes,
+					 const char *const *mapped, size_t n_classes, int kube_minor)
+{
+	if (extended_resource == NULL || extended_resource[0] == '\0')
+		return NULL;
+	for (size_t i = 0; i < n_classes; i++)
+		if (mapped[i] && strcmp(mapped[i], extended_resource) == 0)
+			return NULL;
+	const char *advice =
+		kube_minor == 34 || kube_minor == 35
+			? "on Kubernetes 1.34 and 1.35 the DRAExtendedResource feature gate is alpha and off: enable it "
+			  "(kube-apiserver, kube-scheduler, kube-controller-manager), then set"
+			: "set";
+	return xasprintf("pods asking for %s cannot run on DRA nodes: no DeviceClass of the plan (%s%s) has "
+			 "spec.extendedResourceName %s; %s spec.extendedResourceName: %s on one of them. Until then such "
+			 "pods run only on device-plugin nodes: keep enough of them",
+			 extended_resource, n_classes ? classes[0] : "none", n_classes > 1 ? ", ..." : "",
+			 extended_resource, advice, extended_resource);
+}

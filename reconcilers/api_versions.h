@@ -50,4 +50,15 @@ char *api_versions_freeze_refusal(plan_freeze_mode_t mode, const api_versions_t 
  */
 char *api_versions_missing_required(const api_versions_t *apis, int kube_minor);
 
+/*
+ * Why pods that ask for the plan's extended resource (spec.extendedResource)
+ * cannot run on DRA nodes, and what to do, as one sentence the caller frees;
+ * NULL when one of the plan's DeviceClasses maps it (spec.extendedResourceName,
+ * served since DRAExtendedResource: alpha and off in 1.34 and 1.35, on by
+ * default from 1.36) or the plan names no extended resource. mapped[i] is the
+ * extendedResourceName of the plan's i-th class (NULL: none, or no such class).
+ */
+char *api_versions_extended_resource_gap(const char *extended_resource, const char *const *classes,
+					 const char *const *mapped, size_t n_classes, int kube_minor);
+
 #endif

@@ -9,7 +9,10 @@
 #                        otherwise the breach writes the rule at the served version
 #   admission freeze     the breach denies new claims for the plan's class
 #   extended-resource pods during migration
-#                        a pod asking for example.com/gpu while a pool is
+#                        the plan's class maps example.com/gpu
+#                        (extendedResourceName; drashift's condition
+#                        ExtendedResourceOnDRA says so, or why not and what to
+#                        enable), and a pod asking for it while the pool is
 #                        frozen runs (on a device-plugin node)
 #   claims kept on rollback
 #                        a pod running on the canary keeps its claim through
@@ -113,7 +116,15 @@ EOF_JOB
 job_done() { [ "$(kubectl -n team-load get job ext-job -o jsonpath='{.status.succeeded}')" = 1 ]; }
 wait_for 90 "the job asking for example.com/gpu to run" job_done
 job_node=$(kubectl -n team-load get pods -l job-name=ext-job -o jsonpath='{.items[0].spec.nodeName}')
-cell "extended-resource pods during migration" yes "ran on $job_node (device plugin: $(kubectl get node "$job_node" -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}'))"
+ext() { plan_field contract "{.status.conditions[?(@.type==\"ExtendedResourceOnDRA\")].$1}"; }
+mapping_known() { [ -n "$(ext status)" ]; }
+wait_for 30 "the ExtendedResourceOnDRA condition" mapping_known
+if [ "$(ext status)" = True ]; then
+	cell "extended-resource pods during migration" yes "$(ext message); while frozen one ran on $job_node"
+else
+	expect_contains "$(ext message)" "cannot run on DRA nodes" "the ExtendedResourceOnDRA condition"
+	cell "extended-resource pods during migration" no "$(ext message)"
+fi
 
 # ---- FreezeAndRollback keeps the running pod's claim ----
 rolling_back() { [ "$(plan_field contract '{.status.pools[0].phase}')" = RollingBack ]; }

@@ -109,12 +109,33 @@ static void test_claims_v1_is_required(void **state)
 	free(why);
 }
 
+static void test_extended_resource_needs_a_mapping_class(void **state)
+{
+	(void)state;
+	const char *classes[] = { "gpu.example.com", "gpu-mig.example.com" };
+	const char *none[] = { NULL, NULL }, *other[] = { "example.com/other", NULL },
+		   *second[] = { NULL, "example.com/gpu" };
+	assert_null(api_versions_extended_resource_gap(NULL, classes, none, 2, 34));
+	assert_null(api_versions_extended_resource_gap("example.com/gpu", classes, second, 2, 34));
+	char *why = api_versions_extended_resource_gap("example.com/gpu", classes, none, 2, 34);
+	assert_non_null(strstr(why, "pods asking for example.com/gpu cannot run on DRA nodes"));
+	assert_non_null(strstr(why, "(gpu.example.com, ...)"));
+	assert_non_null(strstr(why, "DRAExtendedResource feature gate is alpha and off: enable it"));
+	free(why);
+	why = api_versions_extended_resource_gap("example.com/gpu", classes, other, 1, 36);
+	assert_null(strstr(why, "DRAExtendedResource"));
+	assert_non_null(strstr(why, "set spec.extendedResourceName: example.com/gpu"));
+	assert_non_null(strstr(why, "run only on device-plugin nodes"));
+	free(why);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_newest_served_version_is_used),
 		cmocka_unit_test(test_freeze_mode_refused_with_what_to_enable),
 		cmocka_unit_test(test_claims_v1_is_required),
+		cmocka_unit_test(test_extended_resource_needs_a_mapping_class),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
