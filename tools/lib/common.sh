@@ -166,12 +166,15 @@ kcp_ldflags() {
 # without the kubelet (build tag nokubelet): only the pinned version runs
 # real nodes, and leaving the kubelet out makes the extra build shorter.
 kcp_binary() {
-	local kv ev key dir
+	local kv ev key dir release
 	kv=$(kube_version) ev=$(etcd_version)
 	[ -n "$kv" ] && [ -n "$ev" ] || die "tools/go.mod pins no k8s.io/kubernetes or etcd version"
-	if [ -n "${1:-}" ] && [ "v$(kube_release "$1")" != "$kv" ]; then
-		kcp_other_binary "$(kube_release "$1")"
-		return
+	if [ -n "${1:-}" ]; then
+		release=$(kube_release "$1") || exit 1
+		if [ "v$release" != "$kv" ]; then
+			kcp_other_binary "$release"
+			return
+		fi
 	fi
 	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go | sha256sum | cut -c1-12)
 	dir="$DRASHIFT_CACHE/kcp/k8s-$kv-etcd-$ev-$key"
