@@ -56,6 +56,24 @@ static void discovery_next(discovery_t *d)
 		discovery_finish(d, "cannot send a discovery request");
 }
 
+/* The strings at ITEMS[].FIELD of an answer (none for a 404); the caller frees them and the array. */
+static char **discovery_strings(const kube_http_response_t *resp, const char *items, const char *field, size_t *n)
+{
+	char **out = NULL;
+	*n = 0;
+	cJSON *doc = resp->error ? NULL : cJSON_ParseWithLength(resp->body, resp->body_len);
+	const cJSON *item;
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, items)) {
+		const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, field);
+		if (!cJSON_IsString(value))
+			continue;
+		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out[(*n)++] = xstrdup(value->valuestring);
+	}
+	cJSON_Delete(doc);
+	return out;
+}
+
 static void discovery_on_resources(const kube_http_response_t *resp, void *data)
 {
 	discovery_t *d = data;
@@ -64,17 +82,12 @@ static void discovery_on_resources(const kube_http_response_t *resp, void *data)
 		discovery_finish(d, resp->error);
 		return;
 	}
-	cJSON *doc = resp->error ? NULL : cJSON_ParseWithLength(resp->body, resp->body_len);
-	const cJSON *resources = cJSON_GetObjectItemCaseSensitive(doc, "resources"), *r;
-	cJSON_ArrayForEach(r, resources) {
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
-		if (!cJSON_IsString(name))
-			continue;
-		d->served = xrealloc(d->served, (d->n_served + 1) * sizeof(*d->served));
-		d->served[d->n_served++] = (api_served_t){ .group_version = xstrdup(gv),
-							   .resource = xstrdup(name->valuestring) };
-	}
-	cJSON_Delete(doc);
+	size_t n;
+	char **names = discovery_strings(resp, "resources", "name", &n);
+	d->served = xrealloc(d->served, (d->n_served + n + 1) * sizeof(*d->served));
+	for (size_t i = 0; i < n; i++)
+		d->served[d->n_served++] = (api_served_t){ .group_version = xstrdup(gv), .resource = names[i] };
+	free(names);
 	discovery_next(d);
 }
 
@@ -85,16 +98,7 @@ static void discovery_on_group(const kube_http_response_t *resp, void *data)
 		discovery_finish(d, resp->error);
 		return;
 	}
-	cJSON *doc = resp->error ? NULL : cJSON_ParseWithLength(resp->body, resp->body_len);
-	const cJSON *versions = cJSON_GetObjectItemCaseSensitive(doc, "versions"), *v;
-	cJSON_ArrayForEach(v, versions) {
-		const cJSON *gv = cJSON_GetObjectItemCaseSensitive(v, "groupVersion");
-		if (!cJSON_IsString(gv))
-			continue;
-		d->group_versions = xrealloc(d->group_versions, (d->n_group_versions + 1) * sizeof(*d->group_versions));
-		d->group_versions[d->n_group_versions++] = xstrdup(gv->valuestring);
-	}
-	cJSON_Delete(doc);
+	d->group_versions = discovery_strings(resp, "versions", "groupVersion", &d->n_group_versions);
 	discovery_next(d);
 }
 
