@@ -70,17 +70,7 @@ b_baking() { plan_field contract '{.status.pools[0].message}' | grep -q baking; 
 wait_for 120 "pool b's canary on DRA" b_baking
 canary=$(plan_field contract '{.status.pools[0].canaryNodes[0]}')
 gpu_template team-load load-gpu
-kubectl -n team-load apply -f - >/dev/null <<'EOF_KEEPER'
-apiVersion: v1
-kind: Pod
-metadata: {name: keeper, annotations: {fleetsim/duration: 40s}}
-spec:
-  nodeSelector: {drashift.io/pool: b}
-  resourceClaims: [{name: gpu, resourceClaimTemplateName: load-gpu}]
-  containers: [{name: main, image: registry.invalid/keeper, resources: {claims: [{name: gpu}]}}]
-EOF_KEEPER
-keeper_running() { [ "$(kubectl -n team-load get pod keeper -o jsonpath='{.status.phase}')" = Running ]; }
-wait_for 90 "a pod with a claim running on the canary" keeper_running
+keeper_pod team-load b 40s
 keeper_claim=$(kubectl -n team-load get pod keeper -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
 keeper_uid=$(kubectl -n team-load get resourceclaim "$keeper_claim" -o jsonpath='{.metadata.uid}')
 
@@ -101,21 +91,7 @@ if [ "$taint_rules" -gt 0 ]; then
 fi
 
 # ---- a pod asking for the extended resource during the frozen migration ----
-kubectl -n team-load apply -f - >/dev/null <<'EOF_JOB'
-apiVersion: batch/v1
-kind: Job
-metadata: {name: ext-job}
-spec:
-  backoffLimit: 0
-  template:
-    metadata: {annotations: {fleetsim/duration: 2s}}
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: registry.invalid/job, resources: {limits: {example.com/gpu: 1}}}]
-EOF_JOB
-job_done() { [ "$(kubectl -n team-load get job ext-job -o jsonpath='{.status.succeeded}')" = 1 ]; }
-wait_for 90 "the job asking for example.com/gpu to run" job_done
-job_node=$(kubectl -n team-load get pods -l job-name=ext-job -o jsonpath='{.items[0].spec.nodeName}')
+job_node=$(extended_resource_job team-load ext-job) || exit 1
 ext() { plan_field contract "{.status.conditions[?(@.type==\"ExtendedResourceOnDRA\")].$1}"; }
 mapping_known() { [ -n "$(ext status)" ]; }
 wait_for 30 "the ExtendedResourceOnDRA condition" mapping_known
