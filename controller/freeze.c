@@ -123,12 +123,14 @@ int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, 
 
 /* ---- the DeviceTaintRule ------------------------------------------------- */
 
-char *freeze_taint_rule_path(const char *plan)
+char *freeze_taint_rule_path(const char *plan, const char *api_version)
 {
+	if (api_version == NULL || api_version[0] == '\0')
+		return NULL;
 	char *name = freeze_parameter_name(plan);
 	if (name == NULL)
 		return NULL;
-	char *path = kube_path(FREEZE_TAINT_GROUP_VERSION, "devicetaintrules", NULL, name, NULL);
+	char *path = kube_path(api_version, "devicetaintrules", NULL, name, NULL);
 	free(name);
 	return path;
 }
@@ -147,13 +149,14 @@ static bool freeze_label_value(const char *v)
 
 char *freeze_taint_rule_json(const freeze_taint_t *t)
 {
-	if (t == NULL || t->plan_uid == NULL || t->plan_uid[0] == '\0' || t->driver == NULL || t->driver[0] == '\0')
+	if (t == NULL || t->plan_uid == NULL || t->plan_uid[0] == '\0' || t->driver == NULL || t->driver[0] == '\0' ||
+	    t->api_version == NULL || t->api_version[0] == '\0')
 		return NULL;
 	char *name = freeze_parameter_name(t->plan);
 	if (name == NULL)
 		return NULL;
 	cJSON *md, *labels;
-	cJSON *rule = plan_object_child_new(FREEZE_TAINT_GROUP_VERSION, "DeviceTaintRule", name, NULL, t->plan, t->plan_uid,
+	cJSON *rule = plan_object_child_new(t->api_version, "DeviceTaintRule", name, NULL, t->plan, t->plan_uid,
 					&md, &labels);
 	free(name);
 	cJSON *annotations = cJSON_AddObjectToObject(md, "annotations");
@@ -171,12 +174,12 @@ char *freeze_taint_rule_json(const freeze_taint_t *t)
 int freeze_taint_set(kube_http_t *http, const freeze_taint_t *taint, kube_http_cb cb, void *data)
 {
 	char *json = freeze_taint_rule_json(taint);
-	return freeze_apply(http, json ? freeze_taint_rule_path(taint->plan) : NULL, json, cb, data);
+	return freeze_apply(http, json ? freeze_taint_rule_path(taint->plan, taint->api_version) : NULL, json, cb, data);
 }
 
-int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, void *data)
+int freeze_taint_clear(kube_http_t *http, const char *plan, const char *api_version, kube_http_cb cb, void *data)
 {
-	char *path = freeze_taint_rule_path(plan);
+	char *path = freeze_taint_rule_path(plan, api_version);
 	if (path == NULL)
 		return -EINVAL;
 	int rc = kube_delete(http, path, cb, data);

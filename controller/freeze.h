@@ -116,7 +116,8 @@ int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, 
 
 /*
  * The other switch, for plans whose spec.slo.freezeMode asks for it: a
- * DeviceTaintRule (resource.k8s.io/v1beta2) per plan, with the parameter's
+ * DeviceTaintRule per plan, at the newest version the cluster serves
+ * (v1, v1beta2 or v1alpha3: reconcilers/api_versions.h), with the parameter's
  * name, that taints every device of the plan's driver
  *
  *   spec.deviceSelector  {driver: <driver>}
@@ -138,7 +139,6 @@ int freeze_set(kube_http_t *http, const freeze_state_t *state, kube_http_cb cb, 
  * the same state again changes nothing.
  */
 #define FREEZE_TAINT_KEY "drashift.io/freeze"
-#define FREEZE_TAINT_GROUP_VERSION "resource.k8s.io/v1beta2"
 
 typedef struct {
 	const char *plan;      /* the MigrationPlan's name; required */
@@ -146,19 +146,20 @@ typedef struct {
 	const char *driver;    /* the DRA driver whose devices are tainted; required */
 	const char *signal;    /* the breached signal: the taint's value (a label value: NULL or invalid gives "") */
 	const char *breach_id; /* annotation drashift.io/breach */
+	const char *api_version; /* "resource.k8s.io/v1", ...: what discovery chose; required */
 } freeze_taint_t;
 
-/* The rule's API path; NULL when plan is NULL or empty. */
-char *freeze_taint_rule_path(const char *plan);
+/* The rule's API path at api_version; NULL when plan or api_version is NULL or empty. */
+char *freeze_taint_rule_path(const char *plan, const char *api_version);
 
-/* The whole DeviceTaintRule as JSON; NULL when plan, plan_uid or driver is missing. */
+/* The whole DeviceTaintRule as JSON; NULL when plan, plan_uid, driver or api_version is missing. */
 char *freeze_taint_rule_json(const freeze_taint_t *taint);
 
 /* Apply the rule (server-side apply, force); -EINVAL when the JSON is refused. Like freeze_set otherwise. */
 int freeze_taint_set(kube_http_t *http, const freeze_taint_t *taint, kube_http_cb cb, void *data);
 
-/* Delete the plan's rule; the answer is 404 when there was none. -EINVAL for no plan. */
-int freeze_taint_clear(kube_http_t *http, const char *plan, kube_http_cb cb, void *data);
+/* Delete the plan's rule; the answer is 404 when there was none. -EINVAL for no plan or api_version. */
+int freeze_taint_clear(kube_http_t *http, const char *plan, const char *api_version, kube_http_cb cb, void *data);
 
 /*
  * The freeze parameters as the cache holds them (one per plan): whether the

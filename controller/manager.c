@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "cache.h"
+#include "discovery.h"
 #include "events.h"
 #include "http_server.h"
 #include "kube_api.h"
@@ -27,6 +28,7 @@ typedef struct {
 	leader_t *leader;
 	events_recorder_t *events;
 	plan_controller_t *plans;
+	uv_timer_t discovery_retry; /* discovery again after a failure */
 	http_server_t *server;
 	uv_signal_t sigterm, sigint;
 	bool shutting_down;
@@ -270,6 +272,7 @@ static void manager_shutdown(manager_t *m, const char *why)
 	log_info("shutting down", "reason", why);
 	uv_close((uv_handle_t *)&m->sigterm, manager_signal_closed);
 	uv_close((uv_handle_t *)&m->sigint, manager_signal_closed);
+	uv_close((uv_handle_t *)&m->discovery_retry, NULL);
 	if (m->server)
 		http_server_close(m->server, manager_server_closed, m);
 	/* No new decision from here on; writes in flight finish, then Events flush. */
@@ -298,6 +301,50 @@ static void manager_on_version(const kube_http_response_t *resp, void *data)
 	cJSON_Delete(v);
 }
 
+static void manager_discover(manager_t *m);
+
+static void manager_on_discovery_retry(uv_timer_t *t)
+{
+	manager_discover(t->data);
+}
+
+/*
+ * What the cluster serves decides the DeviceTaintRule version and which
+ * freeze modes plans may use; plans wait for it. Without resource.k8s.io/v1
+ * ResourceClaims drashift cannot work: it says so and asks again every 30 s.
+ */
+static void manager_on_discovery(const discovery_result_t *r, void *data)
+{
+	manager_t *m = data;
+	if (m->shutting_down)
+		return;
+	if (r->error) {
+		log_warn("cannot discover the APIs the cluster serves; trying again in 2 s", "error", r->error);
+		uv_timer_start(&m->discovery_retry, manager_on_discovery_retry, 2000, 0);
+		return;
+	}
+	char *missing = api_versions_missing_required(&r->apis, r->kube_minor);
+	if (missing) {
+		log_error("drashift cannot work on this cluster; asking again in 30 s", "error", missing);
+		free(missing);
+		uv_timer_start(&m->discovery_retry, manager_on_discovery_retry, 30000, 0);
+		return;
+	}
+	char minor[16];
+	snprintf(minor, sizeof(minor), "1.%d", r->kube_minor);
+	log_info("APIs discovered", "kubernetes", r->kube_minor ? minor : "?", "resourceClaims", r->apis.claims,
+		 "deviceTaintRules", r->apis.taint_rules ? r->apis.taint_rules : "not served (freezeMode Admission only)");
+	plan_controller_set_apis(m->plans, &r->apis, r->kube_minor);
+}
+
+static void manager_discover(manager_t *m)
+{
+	if (discovery_start(m->http, manager_on_discovery, m) != 0) {
+		log_warn("cannot start API discovery; trying again in 2 s");
+		uv_timer_start(&m->discovery_retry, manager_on_discovery_retry, 2000, 0);
+	}
+}
+
 int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 {
 	manager_t *m = xcalloc(1, sizeof(*m));
@@ -315,6 +362,8 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 	m->plans = plan_controller_new(&m->loop, m->http, &m->cache, m->events, opt->dry_run);
 	plan_controller_set_metrics(m->plans, m->metrics);
 
+	uv_timer_init(&m->loop, &m->discovery_retry);
+	m->discovery_retry.data = m;
 	uv_signal_init(&m->loop, &m->sigterm);
 	uv_signal_init(&m->loop, &m->sigint);
 	m->sigterm.data = m->sigint.data = m;
@@ -330,6 +379,7 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 	} else {
 		kube_http_req_t version = { .method = "GET", .path = "/version", .retry = 1 };
 		kube_http_request(m->http, &version, manager_on_version, m, NULL);
+		manager_discover(m);
 		cache_start(&m->cache, &m->loop, m->http, NULL, manager_on_cache_change, m);
 		m->cache_started = true;
 		if (opt->leader_elect) {

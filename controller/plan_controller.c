@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_versions.h"
 #include "capacity.h"
 #include "freeze.h"
 #include "handover.h"
@@ -70,6 +71,10 @@ struct plan_controller {
 	uv_loop_t *loop;
 	kube_http_t *http;
 	cache_t *cache;
+	/* What the cluster serves (start-up discovery); no plan is reconciled before it is known. */
+	bool apis_known;
+	api_versions_t apis;
+	int kube_minor;
 	events_recorder_t *events;
 	const leader_t *leader;
 	bool dry_run;
@@ -890,9 +895,10 @@ static void pc_assert_taint(plan_controller_t *pc, const plan_object_t *po, cons
 				 .plan_uid = po->meta.uid,
 				 .driver = po->plan.driver,
 				 .signal = cJSON_IsString(signal) ? signal->valuestring : NULL,
-				 .breach_id = breach_id };
+				 .breach_id = breach_id,
+				 .api_version = pc->apis.taint_rules };
 	int rc = tainted ? freeze_taint_set(pc->http, &taint, pc_on_write, w)
-			 : freeze_taint_clear(pc->http, po->meta.name, pc_on_write, w);
+			 : freeze_taint_clear(pc->http, po->meta.name, pc->apis.taint_rules, pc_on_write, w);
 	if (rc == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->taint.written, po->meta.name, want));
@@ -911,7 +917,9 @@ static void pc_assert_freeze(plan_controller_t *pc, const plan_object_t *po, con
 {
 	plan_freeze_mode_t mode = po->plan.slo.freeze_mode;
 	pc_assert_parameter(pc, po, breach, frozen && plan_freeze_by_admission(mode));
-	pc_assert_taint(pc, po, breach, frozen && plan_freeze_by_device_taint(mode));
+	/* Without DeviceTaintRules the plan is refused (pc_reconcile), and there is no rule to lift. */
+	if (pc->apis.taint_rules)
+		pc_assert_taint(pc, po, breach, frozen && plan_freeze_by_device_taint(mode));
 }
 
 /* ---- holding and releasing nodes ------------------------------------------- */
@@ -1890,6 +1898,34 @@ static const char *pc_awaiting_approval(const pc_reconcile_t *r)
 	return NULL;
 }
 
+/*
+ * Condition ExtendedResourceOnDRA: whether pods asking for the plan's
+ * extended resource can run on DRA nodes (a class of the plan maps it), and
+ * when not, why and what to enable on this Kubernetes version. Only for plans
+ * that name an extended resource.
+ */
+static void pc_render_extended_resource(plan_controller_t *pc, cJSON *conds, const pc_reconcile_t *r)
+{
+	const plan_t *plan = r->plan;
+	if (plan->extended_resource == NULL)
+		return;
+	const store_t *classes = cache_store(pc->cache, CACHE_DEVICE_CLASSES);
+	const char **mapped = xcalloc(plan->n_device_classes + 1, sizeof(*mapped));
+	for (size_t i = 0; i < plan->n_device_classes; i++) {
+		const projection_device_class_t *dc = store_get(classes, NULL, plan->device_classes[i]);
+		mapped[i] = dc ? dc->extended_resource_name : NULL;
+	}
+	char *gap = api_versions_extended_resource_gap(plan->extended_resource, (const char *const *)plan->device_classes,
+						      mapped, plan->n_device_classes, pc->kube_minor);
+	char *ok = gap ? NULL : xasprintf("pods asking for %s can run on DRA nodes: a DeviceClass of the plan maps it",
+					 plan->extended_resource);
+	pc_condition(conds, r->po->status, "ExtendedResourceOnDRA", gap == NULL, gap ? "NotMapped" : "Mapped",
+		     gap ? gap : ok, r->po->generation, r->now_s);
+	free(gap);
+	free(ok);
+	free(mapped);
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
@@ -1918,6 +1954,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 			     r->po->generation, r->now_s);
 	plan_conditions_free(conds);
 	pc_render_preflight_condition(pc, out, r);
+	pc_render_extended_resource(pc, out, r);
 }
 
 /* Render the whole status of a valid plan. */
@@ -2197,6 +2234,14 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		pc_metrics_forget(pc, name);
 		return;
 	}
+	char *refused = api_versions_freeze_refusal(po->plan.slo.freeze_mode, &pc->apis, pc->kube_minor);
+	if (refused) {
+		log_warn("plan is invalid on this cluster; nothing is done for it", "plan", name, "error", refused);
+		pc_status_invalid(pc, po, refused);
+		pc_metrics_forget(pc, name);
+		free(refused);
+		return;
+	}
 	pc_reconcile_t r = { .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
 			     .handovers = cJSON_CreateArray(), .requeue_ms = *requeue_ms };
 	r.ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
@@ -2306,7 +2351,8 @@ static void pc_on_timer(uv_timer_t *t)
 	if (pc->closing)
 		return;
 	uint64_t now = uv_now(pc->loop);
-	if (!cache_synced(pc->cache) || !pc_may_write(pc) || pc->in_flight > 0 || !pc_expectations_met(pc)) {
+	if (!pc->apis_known || !cache_synced(pc->cache) || !pc_may_write(pc) || pc->in_flight > 0 ||
+	    !pc_expectations_met(pc)) {
 		if (pc->in_flight == 0)
 			uv_timer_start(&pc->timer, pc_on_timer, 200, 0);
 		return;
@@ -2468,6 +2514,14 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader)
 {
 	pc->leader = leader;
+}
+
+void plan_controller_set_apis(plan_controller_t *pc, const api_versions_t *apis, int kube_minor)
+{
+	pc->apis = *apis;
+	pc->kube_minor = kube_minor;
+	pc->apis_known = true;
+	plan_controller_poke(pc);
 }
 
 static void plan_controller_free(uv_handle_t *h)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <uv.h>
 
+#include "api_versions.h"
 #include "cache.h"
 #include "events.h"
 #include "kube_http.h"
@@ -24,6 +25,13 @@ typedef struct plan_controller plan_controller_t;
 
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache,
 				       events_recorder_t *events, bool dry_run);
+/*
+ * What the cluster serves (controller/discovery.c): the DeviceTaintRule
+ * version to write, and the freeze modes a plan may ask for (a plan whose
+ * mode the cluster cannot enforce is Invalid, saying what to enable). No
+ * plan is reconciled before this is called.
+ */
+void plan_controller_set_apis(plan_controller_t *pc, const api_versions_t *apis, int kube_minor);
 /* The leader elector gating writes; NULL: this process always writes (no election). */
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
 /*

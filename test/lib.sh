@@ -479,3 +479,40 @@ spec:
       - {name: cdi, hostPath: {path: /var/run/cdi, type: DirectoryOrCreate}}
 EOF_PLUGINS
 }
+
+# keeper_pod NAMESPACE POOL DURATION: the pod "keeper", with a claim from the
+# template load-gpu (gpu_template), on POOL for DURATION (fleetsim); waits
+# until it runs.
+keeper_pod() {
+	kubectl -n "$1" apply -f - >/dev/null <<EOF_KEEPER
+apiVersion: v1
+kind: Pod
+metadata: {name: keeper, annotations: {fleetsim/duration: $3}}
+spec:
+  nodeSelector: {drashift.io/pool: $2}
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: load-gpu}]
+  containers: [{name: main, image: registry.invalid/keeper, resources: {claims: [{name: gpu}]}}]
+EOF_KEEPER
+	keeper_running() { [ "$(kubectl -n "$1" get pod keeper -o jsonpath='{.status.phase}')" = Running ]; }
+	wait_for 90 "a pod with a claim running on pool $2" keeper_running "$1"
+}
+
+# extended_resource_job NAMESPACE NAME: a 2 s Job asking for example.com/gpu
+# (no claim); waits until it succeeded and prints the node it ran on.
+extended_resource_job() {
+	kubectl -n "$1" apply -f - >/dev/null <<EOF_JOB
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $2}
+spec:
+  backoffLimit: 0
+  template:
+    metadata: {annotations: {fleetsim/duration: 2s}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: registry.invalid/job, resources: {limits: {example.com/gpu: 1}}}]
+EOF_JOB
+	job_done() { [ "$(kubectl -n "$1" get job "$2" -o jsonpath='{.status.succeeded}')" = 1 ]; }
+	wait_for 90 "the job asking for example.com/gpu to run" job_done "$1" "$2"
+	kubectl -n "$1" get pods -l job-name="$2" -o jsonpath='{.items[0].spec.nodeName}'
+}

@@ -51,7 +51,7 @@ log "step 1: refused, reported, $tried retries in 20 s: $(frozen_msg)"
 
 kubectl apply -f "$DRASHIFT_ROOT/manifests/rbac.yaml" >/dev/null
 enforced() {
-	kubectl get devicetaintrules.v1beta2.resource.k8s.io drashift-freeze-refused >/dev/null 2>&1 && ! not_enforced
+	kubectl get devicetaintrules.resource.k8s.io drashift-freeze-refused >/dev/null 2>&1 && ! not_enforced
 }
 wait_for 60 "the DeviceTaintRule once the RBAC is back" enforced
 expect_contains "$(frozen_msg)" "the driver's devices are tainted NoSchedule" "Frozen condition"

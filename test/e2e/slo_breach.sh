@@ -68,17 +68,7 @@ log "step 1: pool a passed its gate and is on DRA: $(printf '%s\n' "$s" | grep '
 b_baking() { plan_field slo '{.status.pools[1].message}' | grep -q baking; }
 wait_for 90 "pool b's canary on DRA" b_baking
 canary=$(plan_field slo '{.status.pools[1].canaryNodes[0]}')
-kubectl -n team-load apply -f - >/dev/null <<'EOF_KEEPER'
-apiVersion: v1
-kind: Pod
-metadata: {name: keeper, annotations: {fleetsim/duration: 45s}}
-spec:
-  nodeSelector: {drashift.io/pool: b}
-  resourceClaims: [{name: gpu, resourceClaimTemplateName: load-gpu}]
-  containers: [{name: main, image: registry.invalid/keeper, resources: {claims: [{name: gpu}]}}]
-EOF_KEEPER
-keeper_running() { [ "$(kubectl -n team-load get pod keeper -o jsonpath='{.status.phase}')" = Running ]; }
-wait_for 60 "a pod with a claim running on the canary" keeper_running
+keeper_pod team-load b 45s
 keeper_claim=$(kubectl -n team-load get pod keeper -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
 keeper_uid=$(kubectl -n team-load get resourceclaim "$keeper_claim" -o jsonpath='{.metadata.uid}')
 expect_eq "$(kubectl -n team-load get pod keeper -o jsonpath='{.spec.nodeName}')" "$canary" "the keeper's node"
@@ -95,7 +85,7 @@ denied() { ! out=$(claim) && printf '%s\n' "$out" >"$TEST_DIR/denial"; }
 wait_for 60 "claims for gpu.example.com to be denied" denied
 expect_contains "$(cat "$TEST_DIR/denial")" "frozen by MigrationPlan slo (pool b): readyLatencyP95 measured $value, threshold 3000ms" "denial message"
 log "step 2: frozen: $(cat "$TEST_DIR/denial")"
-rule() { kubectl get devicetaintrules.v1beta2.resource.k8s.io drashift-freeze-slo -o jsonpath="$1"; }
+rule() { kubectl get devicetaintrules.resource.k8s.io drashift-freeze-slo -o jsonpath="$1"; }
 tainted() { rule '{.metadata.name}' >/dev/null 2>&1; }
 wait_for 30 "the DeviceTaintRule" tainted
 expect_eq "$(rule '{.spec.deviceSelector.driver} {.spec.taint.key}={.spec.taint.value}:{.spec.taint.effect}')" \
@@ -117,21 +107,7 @@ expect_eq "$(kubectl -n team-load get resourceclaim "$keeper_claim" -o jsonpath=
 	"$keeper_uid/gpu.example.com" "the keeper's claim after the freeze"
 
 # New work that asks for the extended resource: only a legacy node can take it.
-kubectl -n team-load apply -f - >/dev/null <<'EOF_JOB'
-apiVersion: batch/v1
-kind: Job
-metadata: {name: legacy-job}
-spec:
-  backoffLimit: 0
-  template:
-    metadata: {annotations: {fleetsim/duration: 2s}}
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: registry.invalid/job, resources: {limits: {example.com/gpu: 1}}}]
-EOF_JOB
-job_done() { [ "$(kubectl -n team-load get job legacy-job -o jsonpath='{.status.succeeded}')" = 1 ]; }
-wait_for 90 "the job asking for example.com/gpu to run" job_done
-job_node=$(kubectl -n team-load get pods -l job-name=legacy-job -o jsonpath='{.items[0].spec.nodeName}')
+job_node=$(extended_resource_job team-load legacy-job) || exit 1
 expect_eq "$(kubectl get node "$job_node" -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}')" true "device-plugin label of $job_node, where the job ran"
 log "step 2: the job asking for example.com/gpu ran on legacy node $job_node"
 

@@ -365,7 +365,8 @@ static void test_taint_rule_taints_the_driver_noschedule(void **state)
 {
 	(void)state;
 	freeze_taint_t t = { .plan = "gpu-migration", .plan_uid = "0f1e-uid", .driver = "gpu.example.com",
-			     .signal = "readyLatencyP95", .breach_id = "b-readyLatencyP95-1795988306" };
+			     .signal = "readyLatencyP95", .breach_id = "b-readyLatencyP95-1795988306",
+			     .api_version = "resource.k8s.io/v1beta2" };
 	char *json = freeze_taint_rule_json(&t);
 	assert_non_null(json);
 	cJSON *rule = cJSON_Parse(json);
@@ -387,8 +388,19 @@ static void test_taint_rule_taints_the_driver_noschedule(void **state)
 	assert_string_equal(str_at(rule, "spec", "taint", "effect"), "NoSchedule");
 	cJSON_Delete(rule);
 
-	char *path = freeze_taint_rule_path("gpu-migration");
+	char *path = freeze_taint_rule_path("gpu-migration", t.api_version);
 	assert_string_equal(path, "/apis/resource.k8s.io/v1beta2/devicetaintrules/drashift-freeze-gpu-migration");
+	free(path);
+
+	/* The version discovery chose (1.37: v1) is the rule's apiVersion and its path. */
+	t.api_version = "resource.k8s.io/v1";
+	json = freeze_taint_rule_json(&t);
+	rule = cJSON_Parse(json);
+	free(json);
+	assert_string_equal(str_at(rule, "apiVersion", NULL, NULL), "resource.k8s.io/v1");
+	cJSON_Delete(rule);
+	path = freeze_taint_rule_path("gpu-migration", t.api_version);
+	assert_string_equal(path, "/apis/resource.k8s.io/v1/devicetaintrules/drashift-freeze-gpu-migration");
 	free(path);
 
 	const char *bad_values[] = { "has space", "-dash", "x123456789012345678901234567890123456789012345678901234567890123" /* 64: one too long */ };
@@ -402,14 +414,17 @@ static void test_taint_rule_taints_the_driver_noschedule(void **state)
 	}
 
 	freeze_taint_t missing[] = {
-		{ .plan = NULL, .plan_uid = "u", .driver = "d" },
-		{ .plan = "p", .plan_uid = NULL, .driver = "d" },
-		{ .plan = "p", .plan_uid = "u", .driver = "" },
+		{ .plan = NULL, .plan_uid = "u", .driver = "d", .api_version = "resource.k8s.io/v1" },
+		{ .plan = "p", .plan_uid = NULL, .driver = "d", .api_version = "resource.k8s.io/v1" },
+		{ .plan = "p", .plan_uid = "u", .driver = "", .api_version = "resource.k8s.io/v1" },
+		{ .plan = "p", .plan_uid = "u", .driver = "d", .api_version = NULL }, /* not served: nothing to write */
 	};
 	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
 		assert_null(freeze_taint_rule_json(&missing[i]));
 	assert_int_equal(freeze_taint_set(NULL, &missing[0], NULL, NULL), -EINVAL);
-	assert_int_equal(freeze_taint_clear(NULL, "", NULL, NULL), -EINVAL);
+	assert_int_equal(freeze_taint_clear(NULL, "", "resource.k8s.io/v1", NULL, NULL), -EINVAL);
+	assert_int_equal(freeze_taint_clear(NULL, "p", NULL, NULL, NULL), -EINVAL);
+	assert_null(freeze_taint_rule_path("p", ""));
 }
 
 /*

@@ -82,6 +82,8 @@ go_build_with_progress() {
 # cached_go_build BIN PACKAGE NOTE [go build flags...]: print BIN, building
 # PACKAGE into it first when it is missing (NOTE, if not empty, is said
 # before). A lock beside BIN makes parallel callers wait for one build.
+# GO_MODULE_PREPARE, if set, is a command run under that lock before the
+# build (it generates the module GO_MODULE_DIR names).
 cached_go_build() {
 	local bin=$1 what=$2 note=$3 lock
 	shift 3
@@ -92,6 +94,7 @@ cached_go_build() {
 		if [ ! -x "$bin" ]; then
 			ensure_go
 			[ -z "$note" ] || say "$note"
+			[ -z "${GO_MODULE_PREPARE:-}" ] || $GO_MODULE_PREPARE
 			go_build_with_progress "$what" "$bin.tmp" "$@"
 			mv "$bin.tmp" "$bin"
 		fi
@@ -100,24 +103,112 @@ cached_go_build() {
 	printf '%s\n' "$bin"
 }
 
-# Print the path of the control-plane binary for the pinned versions, building
-# it first if this machine has not built it yet. The cache key covers the
-# versions and every input of the build, so a changed pin or a changed
-# tools/cmd/kcp rebuilds, and an unchanged one starts in milliseconds.
-kcp_binary() {
-	local kv ev key dir minor ldflags="-s -w" pkg
-	kv=$(kube_version) ev=$(etcd_version)
-	[ -n "$kv" ] && [ -n "$ev" ] || die "tools/go.mod pins no k8s.io/kubernetes or etcd version"
-	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go | sha256sum | cut -c1-12)
-	dir="$DRASHIFT_CACHE/kcp/k8s-$kv-etcd-$ev-$key"
+# pin_kubernetes DIR 1.MINOR.PATCH: pin the Go module in DIR to one Kubernetes
+# release. k8s.io/kubernetes refers to its staging modules (k8s.io/api,
+# k8s.io/apiserver, ...) as v0.0.0 with local replace directives, so a consumer
+# replaces each one with the published v0.<minor>.<patch> tag. This rewrites
+# those replace lines from the one version given, pins etcd to the version
+# Kubernetes itself lists, and lets `go mod tidy` settle the rest. Used by
+# tools/pin-kubernetes (tools/go.mod) and for the other versions' control
+# planes (a module generated in the cache, see kcp_binary).
+pin_kubernetes() {
+	local dir=$1 version=${2#v} staging proxy upstream_mod etcd
+	staging="v0.${version#1.}"
+	proxy=$(go env GOPROXY); proxy=${proxy%%,*}
+	[ -n "$proxy" ] && [ "$proxy" != direct ] || proxy=https://proxy.golang.org
+	upstream_mod=$(curl -fsSL "$proxy/k8s.io/kubernetes/@v/v$version.mod") ||
+		die "the Go module proxy serves no k8s.io/kubernetes v$version"
+	etcd=$(printf '%s\n' "$upstream_mod" | awk '$1 == "go.etcd.io/etcd/server/v3" { print $2 }')
+	[ -n "$etcd" ] || die "k8s.io/kubernetes v$version lists no etcd server version"
+	(
+		cd "$dir"
+		# Drop the previous pin, then add one replace per staging module upstream lists.
+		go mod edit -json | python3 -c '
+import json, sys
+for r in json.load(sys.stdin).get("Replace") or []:
+    print(r["Old"]["Path"])' | while read -r path; do go mod edit -dropreplace="$path"; done
+		printf '%s\n' "$upstream_mod" | awk '$2 == "=>" && $3 ~ /^\.\/staging/ { print $1 }' |
+			while read -r module; do go mod edit -replace="$module=$module@$staging"; done
+		go mod edit -require="k8s.io/kubernetes@v$version" -require="go.etcd.io/etcd/server/v3@$etcd"
+		say "pinned k8s.io/kubernetes v$version, staging $staging, etcd $etcd in $dir; resolving modules..."
+		go mod tidy
+	)
+}
+
+# The Kubernetes versions the control plane can be built at (tools/testenv up
+# DIR --version MINOR): the newest patch release of each minor that the Go
+# module proxy serves. The default, pinned in tools/go.mod, is the one real
+# nodes' kubelets run; the others are built without the kubelet.
+KUBE_RELEASES=(1.34.4 1.35.4 1.36.3 1.37.2)
+
+# kube_release MINOR (1.34): print the release KUBE_RELEASES holds for it.
+kube_release() {
+	local r
+	for r in "${KUBE_RELEASES[@]}"; do
+		[ "${r%.*}" != "$1" ] || { printf '%s\n' "$r"; return 0; }
+	done
+	die "no Kubernetes $1 here (one of: ${KUBE_RELEASES[*]%.*})"
+}
+
+# The -ldflags that stamp Kubernetes version KV (v1.36.3) into a build, as
+# upstream's release builds do (discovery's /version, kubectl version).
+kcp_ldflags() {
+	local kv=$1 minor pkg flags="-s -w"
 	minor=${kv#v1.}
 	minor=${minor%%.*}
 	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		ldflags+=" -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-		ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+		flags+=" -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+		flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 	done
+	printf '%s\n' "$flags"
+}
+
+# kcp_binary [MINOR]: print the path of the control-plane binary, building it
+# first if this machine has not built it yet. Without MINOR, or with the
+# pinned one, it is built in tools/ at the versions tools/go.mod pins; the
+# cache key covers the versions and every input of the build, so a changed
+# pin or a changed tools/cmd/kcp rebuilds, and an unchanged one starts in
+# milliseconds. Another MINOR is built in a module generated in its cache
+# entry (go.mod pinned by pin_kubernetes, the sources of tools/cmd/kcp),
+# without the kubelet (build tag nokubelet): only the pinned version runs
+# real nodes, and leaving the kubelet out makes the extra build shorter.
+kcp_binary() {
+	local kv ev key dir release
+	kv=$(kube_version) ev=$(etcd_version)
+	[ -n "$kv" ] && [ -n "$ev" ] || die "tools/go.mod pins no k8s.io/kubernetes or etcd version"
+	if [ -n "${1:-}" ]; then
+		release=$(kube_release "$1") || exit 1
+		if [ "v$release" != "$kv" ]; then
+			kcp_other_binary "$release"
+			return
+		fi
+	fi
+	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/kcp/k8s-$kv-etcd-$ev-$key"
 	cached_go_build "$dir/kcp" ./cmd/kcp \
-		"building the control plane (Kubernetes $kv, etcd $ev) once; later runs reuse $dir" -ldflags="$ldflags"
+		"building the control plane (Kubernetes $kv, etcd $ev) once; later runs reuse $dir" -ldflags="$(kcp_ldflags "$kv")"
+}
+
+# kcp_other_binary RELEASE: the control plane at a release other than the pin.
+kcp_other_binary() {
+	local release=$1 key dir
+	key=$( (declare -f pin_kubernetes kcp_module; cat "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go) | sha256sum | cut -c1-12)
+	dir="$DRASHIFT_CACHE/kcp/k8s-v$release-$key"
+	GO_MODULE_DIR=$dir/module GO_MODULE_PREPARE="kcp_module $release $dir/module" \
+		cached_go_build "$dir/kcp" . \
+		"building the control plane (Kubernetes v$release, no kubelet) once; later runs reuse $dir" \
+		-tags=nokubelet -ldflags="$(kcp_ldflags "v$release")"
+}
+
+# kcp_module RELEASE DIR: a Go module in DIR holding tools/cmd/kcp's sources,
+# pinned to RELEASE. Generated at build time in the cache, never committed.
+kcp_module() {
+	local release=$1 dir=$2
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$DRASHIFT_ROOT"/tools/cmd/kcp/*.go "$dir/"
+	(cd "$dir" && go mod init drashift.io/kcp >/dev/null 2>&1)
+	pin_kubernetes "$dir" "$release"
 }
 
 # go_tool_binary NAME: print the path of tools/cmd/NAME, building it when its

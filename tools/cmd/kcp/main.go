@@ -3,6 +3,10 @@
 // kube-apiserver, kube-scheduler, kube-controller-manager and kubectl, all
 // built from the upstream Go modules pinned in tools/go.mod, and the kubelet
 // that runs a real node beside them (tools/testenv up DIR --real-nodes N).
+// The same sources build every Kubernetes version tools/testenv offers
+// (--version): the command constructors used here have kept their
+// signatures from 1.34 to 1.37. Only the kubelet is left out (build tag
+// nokubelet) of the versions other than the pinned one, which real nodes run.
 //
 // The component is chosen by the first argument (kcp kube-apiserver --flags...)
 // or by the name the binary is invoked under. Each component runs in its own
@@ -11,7 +15,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +26,6 @@ import (
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	cmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	schedulerapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
-	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 )
 
 var components = map[string]func() *cobra.Command{
@@ -33,13 +35,14 @@ var components = map[string]func() *cobra.Command{
 		return schedulerapp.NewSchedulerCommand()
 	},
 	"kubectl": kubectlcmd.NewDefaultKubectlCommand,
-	"kubelet": func() *cobra.Command {
-		return kubeletapp.NewKubeletCommand(context.Background())
-	},
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kcp {etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kubectl|kubelet} [flags]")
+	names := "etcd"
+	for name := range components {
+		names += "|" + name
+	}
+	fmt.Fprintf(os.Stderr, "usage: kcp {%s} [flags]\n", names)
 	os.Exit(2)
 }
 
