@@ -1539,7 +1539,7 @@ static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
 	if (!st->running && !st->passed && now >= st->next_ms) {
 		pc_probe_t *c = xcalloc(1, sizeof(*c));
 		*c = (pc_probe_t){ .pc = pc, .plan = xstrdup(po->meta.name), .generation = po->generation };
-		if (preflight_probe_start(pc->http, r->plan, FREEZE_NAMESPACE, pc_on_preflight, c) != NULL) {
+		if (preflight_probe_start(pc->http, r->plan, FREEZE_NAMESPACE, pc->apis.taint_rules, pc_on_preflight, c) != NULL) {
 			st->running = true;
 			pc->probes++;
 		} else {
@@ -1562,7 +1562,7 @@ static void pc_preflight(plan_controller_t *pc, pc_reconcile_t *r)
 		};
 		pools[i].preempting_example = examples[i];
 	}
-	preflight_input_t in = { .plan = plan, .pools = pools };
+	preflight_input_t in = { .plan = plan, .pools = pools, .taint_rules_version = pc->apis.taint_rules };
 	if (st->facts)
 		preflight_probe_fill(st->facts, &in);
 	preflight_decide(&in, &r->preflight);

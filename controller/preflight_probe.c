@@ -7,13 +7,13 @@
 #include "log.h"
 #include "xalloc.h"
 
-typedef enum { PROBE_V1, PROBE_V1BETA2, PROBE_CLASS, PROBE_DAEMONSETS, PROBE_ACCESS } probe_kind_t;
+typedef enum { PROBE_V1, PROBE_TAINT_RULES, PROBE_CLASS, PROBE_DAEMONSETS, PROBE_ACCESS } probe_kind_t;
 
 struct preflight_probe {
 	preflight_probe_cb done;
 	void *data;
 	int pending;
-	preflight_read_t v1, v1beta2, daemonsets_read;
+	preflight_read_t v1, taint_rules, daemonsets_read;
 	bool v1_served, taint_rules_served;
 	cJSON *daemonsets; /* the list as read */
 	size_t n_classes;
@@ -86,9 +86,9 @@ static void probe_on_answer(const kube_http_response_t *resp, void *data)
 		cJSON_Delete(doc);
 		break;
 	}
-	case PROBE_V1BETA2: {
+	case PROBE_TAINT_RULES: {
 		static const char *const need[] = { "devicetaintrules", NULL };
-		probe_read(p, resp, &p->v1beta2, &doc);
+		probe_read(p, resp, &p->taint_rules, &doc);
 		p->taint_rules_served = doc && probe_lists(doc, need);
 		cJSON_Delete(doc);
 		break;
@@ -153,7 +153,7 @@ static char *probe_review(const preflight_access_t *a)
 }
 
 preflight_probe_t *preflight_probe_start(kube_http_t *http, const plan_t *plan, const char *freeze_ns,
-					 preflight_probe_cb done, void *data)
+					 const char *taint_rules_version, preflight_probe_cb done, void *data)
 {
 	preflight_probe_t *p = xcalloc(1, sizeof(*p));
 	p->done = done;
@@ -165,8 +165,11 @@ preflight_probe_t *preflight_probe_start(kube_http_t *http, const plan_t *plan, 
 	/* Held until every request is sent: an answer cannot finish the probe before that. */
 	p->pending = 1;
 	probe_send(http, p, PROBE_V1, 0, "/apis/resource.k8s.io/v1", NULL);
-	if (plan_freeze_by_device_taint(plan->slo.freeze_mode))
-		probe_send(http, p, PROBE_V1BETA2, 0, "/apis/resource.k8s.io/v1beta2", NULL);
+	if (plan_freeze_by_device_taint(plan->slo.freeze_mode) && taint_rules_version) {
+		char *path = xasprintf("/apis/%s", taint_rules_version);
+		probe_send(http, p, PROBE_TAINT_RULES, 0, path, NULL);
+		free(path);
+	}
 	for (size_t i = 0; i < p->n_classes; i++) {
 		char *path = kube_path("resource.k8s.io/v1", "deviceclasses", NULL, plan->device_classes[i], NULL);
 		probe_send(http, p, PROBE_CLASS, i, path, NULL);
@@ -190,7 +193,7 @@ void preflight_probe_fill(const preflight_probe_t *p, preflight_input_t *in)
 	in->gathered = true;
 	in->v1 = p->v1;
 	in->v1_served = p->v1_served;
-	in->taint_rules = p->v1beta2;
+	in->taint_rules = p->taint_rules;
 	in->taint_rules_served = p->taint_rules_served;
 	in->classes = (const cJSON *const *)p->classes;
 	in->class_reads = p->class_reads;

@@ -23,6 +23,7 @@ typedef void (*preflight_probe_cb)(preflight_probe_t *probe, void *data);
  * could be sent (done is then never called).
  */
 preflight_probe_t *preflight_probe_start(kube_http_t *http, const plan_t *plan, const char *freeze_ns,
+					 const char *taint_rules_version,
 					 preflight_probe_cb done, void *data);
 
 /* The answers, into in's API fields (gathered, v1, classes, ...); valid until the probe is freed. */

@@ -390,16 +390,20 @@ static void preflight_check_taint_rules(const preflight_input_t *in, preflight_r
 {
 	if (!plan_freeze_by_device_taint(in->plan->slo.freeze_mode))
 		preflight_line(out, "deviceTaintRules", PREFLIGHT_PASS, "not needed: spec.slo.freezeMode is Admission");
-	else if (!in->taint_rules.read)
-		preflight_line(out, "deviceTaintRules", PREFLIGHT_FAIL, "could not read the discovery of resource.k8s.io/v1beta2: %s",
-			       in->taint_rules.error ? in->taint_rules.error : "no answer");
-	else if (!in->taint_rules_served)
+	else if (in->taint_rules_version && !in->taint_rules.read)
+		preflight_line(out, "deviceTaintRules", PREFLIGHT_FAIL, "could not read the discovery of %s: %s",
+			       in->taint_rules_version, in->taint_rules.error ? in->taint_rules.error : "no answer");
+	else if (!in->taint_rules_version || !in->taint_rules_served)
 		preflight_line(out, "deviceTaintRules", PREFLIGHT_FAIL,
-			       "spec.slo.freezeMode needs DeviceTaintRules, and resource.k8s.io/v1beta2 devicetaintrules "
-			       "are not served: enable the DRADeviceTaintRules feature gate and "
-			       "--runtime-config=resource.k8s.io/v1beta2=true on the API server, or set freezeMode: Admission");
+			       "spec.slo.freezeMode needs DeviceTaintRules, and %s%s serves none: enable the "
+			       "DRADeviceTaintRules feature gate and its API on the API server (on 1.36 also "
+			       "--runtime-config=resource.k8s.io/v1beta2=true), then restart drashift (it reads the API "
+			       "versions at start-up), or set freezeMode: Admission",
+			       in->taint_rules_version ? in->taint_rules_version : "the cluster",
+			       in->taint_rules_version ? " no longer" : " (as drashift found it at start-up)");
 	else
-		preflight_line(out, "deviceTaintRules", PREFLIGHT_PASS, "resource.k8s.io/v1beta2 DeviceTaintRules are served");
+		preflight_line(out, "deviceTaintRules", PREFLIGHT_PASS, "%s DeviceTaintRules are served",
+			       in->taint_rules_version);
 }
 
 static void preflight_check_access(const preflight_input_t *in, preflight_result_t *out)

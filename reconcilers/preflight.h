@@ -12,7 +12,7 @@
  *   api               resource.k8s.io/v1 is served
  *   deviceClasses     each of spec.deviceClassNames exists and selects spec.driver
  *   daemonSets        a DaemonSet runs only where each ownership label is enabled
- *   deviceTaintRules  resource.k8s.io/v1beta2 DeviceTaintRules are served (freezeMode with DeviceTaint)
+ *   deviceTaintRules  DeviceTaintRules are served at the version discovery chose (freezeMode with DeviceTaint)
  *   access            the ServiceAccount may do what the plan needs
  *   nodes             each pool's nodes exist and carry the device plugin's label
  *   preemption        (a warning) pods relying on preemption for the extended resource
@@ -73,7 +73,13 @@ typedef struct {
 	bool gathered;                 /* the API reads below were made at least once */
 	preflight_read_t v1;           /* discovery of resource.k8s.io/v1 */
 	bool v1_served;                /* it serves resourceclaims and resourceslices */
-	preflight_read_t taint_rules;  /* discovery of resource.k8s.io/v1beta2 (only read when needed) */
+	/*
+	 * The group/version drashift writes DeviceTaintRules at, as API discovery
+	 * found it at start-up (api_versions_t.taint_rules; NULL: none served),
+	 * and that version's discovery read again (only when the freeze needs it).
+	 */
+	const char *taint_rules_version;
+	preflight_read_t taint_rules;
 	bool taint_rules_served;       /* it serves devicetaintrules */
 	const cJSON *const *classes;   /* per plan->device_classes: the DeviceClass, NULL when absent or unread */
 	const preflight_read_t *class_reads; /* per class; a 404 is read with classes[i] NULL */

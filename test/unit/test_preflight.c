@@ -167,6 +167,7 @@ static void world_init(world_t *w)
 				     .gathered = true,
 				     .v1 = { .read = true },
 				     .v1_served = true,
+				     .taint_rules_version = "resource.k8s.io/v1",
 				     .taint_rules = { .read = true },
 				     .taint_rules_served = true,
 				     .classes = (const cJSON *const *)w->classes,
@@ -219,6 +220,21 @@ static void taint_mode_unserved(world_t *w)
 	w->in.taint_rules_served = false;
 }
 static void taint_unserved_admission(world_t *w) { w->in.taint_rules_served = false; }
+static void taint_mode_served(world_t *w)
+{
+	taint_mode_unserved(w);
+	w->in.taint_rules_served = true; /* Kubernetes 1.37 serves them at v1 only */
+}
+static void taint_mode_none_discovered(world_t *w)
+{
+	taint_mode_served(w);
+	w->in.taint_rules_version = NULL;
+}
+static void taint_mode_unread(world_t *w)
+{
+	taint_mode_served(w);
+	w->in.taint_rules = (preflight_read_t){ .error = "timeout" };
+}
 static void denied(world_t *w) { w->access[2].allowed = 0; }
 static void unanswered(world_t *w) { w->access[0] = (preflight_access_t){ .verb = "list", .group = "", .resource = "nodes", .why = "x", .allowed = -1, .error = "timeout" }; }
 static void unlabelled(world_t *w) { (void)w; members[1].state.plugin_enabled = false; members[3].state.plugin_enabled = false; }
@@ -264,6 +280,12 @@ static const struct {
 	{ "DaemonSets unlisted", ds_unread, "Failed", true, "daemonSets", PREFLIGHT_FAIL, "could not list DaemonSets: forbidden" },
 	{ "DeviceTaint without rules", taint_mode_unserved, "Failed", true, "deviceTaintRules", PREFLIGHT_FAIL,
 	  "DRADeviceTaintRules feature gate" },
+	{ "DeviceTaint, rules at v1", taint_mode_served, "Passed", false, "deviceTaintRules", PREFLIGHT_PASS,
+	  "resource.k8s.io/v1 DeviceTaintRules are served" },
+	{ "DeviceTaint, none at start-up", taint_mode_none_discovered, "Failed", true, "deviceTaintRules", PREFLIGHT_FAIL,
+	  "then restart drashift" },
+	{ "DeviceTaint, discovery unread", taint_mode_unread, "Failed", true, "deviceTaintRules", PREFLIGHT_FAIL,
+	  "could not read the discovery of resource.k8s.io/v1: timeout" },
 	{ "Admission needs no rules", taint_unserved_admission, "Passed", false, "deviceTaintRules", PREFLIGHT_PASS,
 	  "not needed" },
 	{ "access denied", denied, "Failed", true, "access", PREFLIGHT_FAIL,
