@@ -3,10 +3,13 @@
 // client's kubeconfig at it; SIGUSR1 closes every connection open through it
 // (a client sees its watches and requests end mid-stream, as when a load
 // balancer or a network path drops them) and the proxy keeps accepting new ones.
+// SIGUSR2 cuts the same way, then refuses new connections for --hold (the
+// path stays down a while: a client's resourceVersion can age past a
+// compaction meanwhile).
 //
-//	cutproxy --listen 127.0.0.1:0 --target 127.0.0.1:6443
+//	cutproxy --listen 127.0.0.1:0 --target 127.0.0.1:6443 [--hold 12s]
 //
-// It prints "listening ADDR" once it accepts, and "cut N" after each SIGUSR1.
+// It prints "listening ADDR" once it accepts, and "cut N" after each signal.
 package main
 
 import (
@@ -18,11 +21,13 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 type proxy struct {
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
+	down  time.Time // refuse connections until then
 }
 
 func (p *proxy) track(c net.Conn, on bool) {
@@ -48,6 +53,13 @@ func (p *proxy) cut() int {
 }
 
 func (p *proxy) serve(client net.Conn, target string) {
+	p.mu.Lock()
+	down := time.Now().Before(p.down)
+	p.mu.Unlock()
+	if down {
+		client.Close()
+		return
+	}
 	server, err := net.Dial("tcp", target)
 	if err != nil {
 		client.Close()
@@ -73,6 +85,7 @@ func (p *proxy) serve(client net.Conn, target string) {
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "address to accept connections on")
 	target := flag.String("target", "", "address to forward them to (host:port)")
+	hold := flag.Duration("hold", 12*time.Second, "how long SIGUSR2 keeps the path down after its cut")
 	flag.Parse()
 	if *target == "" {
 		fmt.Fprintln(os.Stderr, "cutproxy: --target is required")
@@ -85,9 +98,14 @@ func main() {
 	}
 	p := &proxy{conns: map[net.Conn]struct{}{}}
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGUSR1)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
 	go func() {
-		for range sig {
+		for s := range sig {
+			if s == syscall.SIGUSR2 {
+				p.mu.Lock()
+				p.down = time.Now().Add(*hold)
+				p.mu.Unlock()
+			}
 			fmt.Printf("cut %d\n", p.cut())
 		}
 	}()

@@ -66,4 +66,16 @@ func TestCut(t *testing.T) {
 	if err := roundTrip(c2); err != nil {
 		t.Fatalf("a new connection after the cut: %v", err)
 	}
+
+	// While the path is held down, a new connection is closed at once.
+	p.mu.Lock()
+	p.down = time.Now().Add(time.Hour)
+	p.mu.Unlock()
+	c3, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := roundTrip(c3); err == nil {
+		t.Fatal("a connection went through while the path was held down")
+	}
 }
