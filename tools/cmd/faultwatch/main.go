@@ -12,7 +12,8 @@
 //   - evicted: a pod is evicted through the Eviction API and --allow-evict is off;
 //   - step-skipped: a node's drashift.io/step moves forward past a step of its
 //     direction (legacy, draining, plugin-off, driver-on, verified, dra and the
-//     mirror image back);
+//     mirror image back), between two changes the watch delivered in a row (a
+//     node's first change after the node watch failed and relisted is not judged);
 //   - cordon-lifted: a node cordoned without drashift's mark
 //     (drashift.io/cordoned-by-drashift) is uncordoned;
 //   - freeze-lifted: a plan's Frozen condition goes from True to False while
@@ -24,6 +25,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -66,6 +68,10 @@ type observer struct {
 	violations        int
 	pods              cache.Store
 	seenEvicted       map[string]bool
+	// Set when the node watch failed: the relist that follows shows each node's
+	// end points only, so its next change is not judged as a step.
+	nodeGap map[string]bool
+	gapAll  bool
 }
 
 func (o *observer) record(kind, name string, fields map[string]any) {
@@ -110,7 +116,11 @@ func (o *observer) node(old, cur *v1.Node) {
 	}
 	o.record("node", cur.Name, map[string]any{"plugin": l[o.pluginKey], "dra": l[o.draKey], "step": a[annStep],
 		"direction": a[annDirection], "unschedulable": cur.Spec.Unschedulable, "cordonedByDrashift": a[annCordoned]})
-	if oa[annStep] != "" && a[annStep] != "" && oa[annDirection] == a[annDirection] {
+	gap := o.gapAll && !o.nodeGap[cur.Name]
+	if o.gapAll {
+		o.nodeGap[cur.Name] = true // seen once since the gap: later changes are consecutive again
+	}
+	if !gap && oa[annStep] != "" && a[annStep] != "" && oa[annDirection] == a[annDirection] {
 		from, to := stepIndex(a[annDirection], oa[annStep]), stepIndex(a[annDirection], a[annStep])
 		if from >= 0 && to > from+1 {
 			o.violation("step-skipped", cur.Name, "%s %s -> %s", a[annDirection], oa[annStep], a[annStep])
@@ -218,7 +228,15 @@ func main() {
 		AddFunc:    func(obj any) { o.pod(obj.(*v1.Pod)) },
 		UpdateFunc: func(_, obj any) { o.pod(obj.(*v1.Pod)) },
 	})
-	_, _ = inf.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	nodeInf := inf.Core().V1().Nodes().Informer()
+	_ = nodeInf.SetWatchErrorHandler(func(r *cache.Reflector, err error) {
+		o.mu.Lock()
+		o.gapAll, o.nodeGap = true, map[string]bool{}
+		o.record("watch-gap", "nodes", map[string]any{"error": err.Error()})
+		o.mu.Unlock()
+		cache.DefaultWatchErrorHandler(context.TODO(), r, err)
+	})
+	_, _ = nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { o.node(nil, obj.(*v1.Node)) },
 		UpdateFunc: func(old, obj any) { o.node(old.(*v1.Node), obj.(*v1.Node)) },
 		DeleteFunc: func(obj any) {

@@ -107,3 +107,18 @@ func TestFreezeLifted(t *testing.T) {
 		t.Fatalf("freeze lifted after acknowledgement: %d violations, want 0", o.violations)
 	}
 }
+
+// After the node watch failed, a node's first change spans the gap (its end
+// points only): it is not judged as a step; the change after it is.
+func TestStepAcrossWatchGap(t *testing.T) {
+	o := newObserver()
+	o.gapAll, o.nodeGap = true, map[string]bool{}
+	o.node(node("true", "false", "ToDRA", "draining", true, true), node("false", "true", "ToDRA", "dra", false, false))
+	if o.violations != 0 {
+		t.Fatalf("a change across the gap: %d violations, want 0", o.violations)
+	}
+	o.node(node("false", "true", "ToLegacy", "dra", false, false), node("false", "true", "ToLegacy", "driver-off", true, true))
+	if o.violations != 1 {
+		t.Fatalf("a skip after the gap: %d violations, want 1", o.violations)
+	}
+}
