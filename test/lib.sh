@@ -148,10 +148,11 @@ expect_no_violations() {
 }
 
 # start_operator [ARGS...]: drashift-controller with the ServiceAccount's kubeconfig; sets OPERATOR_PID.
+# It logs to OPERATOR_LOG (default $TEST_DIR/operator.log).
 start_operator() {
 	"${DRASHIFT_CONTROLLER:?}" --kubeconfig "$OPERATOR_KUBECONFIG" --http-bind-address 127.0.0.1:0 \
 		--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms \
-		"$@" >>"$TEST_DIR/operator.log" 2>&1 &
+		"$@" >>"${OPERATOR_LOG:-$TEST_DIR/operator.log}" 2>&1 &
 	OPERATOR_PID=$!
 }
 

@@ -1,0 +1,282 @@
+// faultwatch is the independent observer of tools/faults: a separate process
+// that watches the API server (not drashift's status, not fleetsim's counters)
+// and checks drashift's safety invariants on every change it sees.
+//
+// It records every ownership-label, step-annotation and cordon change of every
+// node, every ResourceClaim deletion and every eviction, as JSON lines in
+// --log, and reports a violation (a line "VIOLATION <check> <object>: <why>" on
+// stdout) when
+//   - two-owners: a node has both ownership labels enabled;
+//   - claim-deleted: a ResourceClaim is deleted while a pod it is reserved for
+//     still runs;
+//   - evicted: a pod is evicted through the Eviction API and --allow-evict is off;
+//   - step-skipped: a node's drashift.io/step moves forward past a step of its
+//     direction (legacy, draining, plugin-off, driver-on, verified, dra and the
+//     mirror image back), between two changes the watch delivered in a row (a
+//     node's first change after the node watch failed and relisted is not judged);
+//   - cordon-lifted: a node cordoned without drashift's mark
+//     (drashift.io/cordoned-by-drashift) is uncordoned;
+//   - freeze-lifted: a plan's Frozen condition goes from True to False while
+//     spec.acknowledgedBreach does not name its recorded breach.
+//
+// Watches that relist (410, a cut connection) compare the state before and
+// after the gap, so a change within the gap is judged by its end points. On
+// SIGTERM it prints "violations N" and exits 1 when N > 0.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	annStep      = "drashift.io/step"
+	annDirection = "drashift.io/direction"
+	annCordoned  = "drashift.io/cordoned-by-drashift"
+)
+
+// The steps of each direction, in order (docs/state-machines.md).
+var chains = map[string][]string{
+	"ToDRA":    {"legacy", "draining", "plugin-off", "driver-on", "verified", "dra"},
+	"ToLegacy": {"dra", "draining-dra", "driver-off", "plugin-on", "verified-legacy", "legacy"},
+}
+
+type observer struct {
+	mu                sync.Mutex
+	log               *json.Encoder
+	pluginKey, draKey string
+	enabled           string
+	allowEvict        bool
+	violations        int
+	pods              cache.Store
+	seenEvicted       map[string]bool
+	// Set when the node watch failed: the relist that follows shows each node's
+	// end points only, so its next change is not judged as a step.
+	nodeGap map[string]bool
+	gapAll  bool
+}
+
+func (o *observer) record(kind, name string, fields map[string]any) {
+	fields["t"] = time.Now().UTC().Format(time.RFC3339Nano)
+	fields["kind"] = kind
+	fields["name"] = name
+	_ = o.log.Encode(fields)
+}
+
+func (o *observer) violation(check, object, format string, args ...any) {
+	o.violations++
+	why := fmt.Sprintf(format, args...)
+	fmt.Printf("VIOLATION %s %s: %s\n", check, object, why)
+	o.record("violation", object, map[string]any{"check": check, "why": why})
+}
+
+func stepIndex(direction, step string) int {
+	for i, s := range chains[direction] {
+		if s == step {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *observer) node(old, cur *v1.Node) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l, a := cur.Labels, cur.Annotations
+	if l[o.pluginKey] == o.enabled && l[o.draKey] == o.enabled {
+		o.violation("two-owners", cur.Name, "%s=%s and %s=%s", o.pluginKey, l[o.pluginKey], o.draKey, l[o.draKey])
+	}
+	if old == nil {
+		o.record("node", cur.Name, map[string]any{"plugin": l[o.pluginKey], "dra": l[o.draKey],
+			"step": a[annStep], "unschedulable": cur.Spec.Unschedulable, "event": "seen"})
+		return
+	}
+	ol, oa := old.Labels, old.Annotations
+	if ol[o.pluginKey] == l[o.pluginKey] && ol[o.draKey] == l[o.draKey] && oa[annStep] == a[annStep] &&
+		old.Spec.Unschedulable == cur.Spec.Unschedulable {
+		return
+	}
+	o.record("node", cur.Name, map[string]any{"plugin": l[o.pluginKey], "dra": l[o.draKey], "step": a[annStep],
+		"direction": a[annDirection], "unschedulable": cur.Spec.Unschedulable, "cordonedByDrashift": a[annCordoned]})
+	gap := o.gapAll && !o.nodeGap[cur.Name]
+	if o.gapAll {
+		o.nodeGap[cur.Name] = true // seen once since the gap: later changes are consecutive again
+	}
+	if !gap && oa[annStep] != "" && a[annStep] != "" && oa[annDirection] == a[annDirection] {
+		from, to := stepIndex(a[annDirection], oa[annStep]), stepIndex(a[annDirection], a[annStep])
+		if from >= 0 && to > from+1 {
+			o.violation("step-skipped", cur.Name, "%s %s -> %s", a[annDirection], oa[annStep], a[annStep])
+		}
+	}
+	if old.Spec.Unschedulable && !cur.Spec.Unschedulable && oa[annCordoned] != "true" {
+		o.violation("cordon-lifted", cur.Name, "uncordoned, but the cordon was not drashift's")
+	}
+}
+
+func (o *observer) claimDeleted(c *resourcev1.ResourceClaim) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var users []string
+	for _, r := range c.Status.ReservedFor {
+		if r.Resource != "pods" {
+			continue
+		}
+		obj, ok, _ := o.pods.GetByKey(c.Namespace + "/" + r.Name)
+		if p, isPod := obj.(*v1.Pod); ok && isPod && p.UID == r.UID && p.DeletionTimestamp == nil &&
+			p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			users = append(users, r.Name)
+		}
+	}
+	name := c.Namespace + "/" + c.Name
+	o.record("claim-deleted", name, map[string]any{"reservedFor": len(c.Status.ReservedFor), "runningUsers": users})
+	if len(users) > 0 {
+		o.violation("claim-deleted", name, "deleted while reserved for running pods %v", users)
+	}
+}
+
+func (o *observer) pod(p *v1.Pod) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key := p.Namespace + "/" + p.Name
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" &&
+			!o.seenEvicted[key] {
+			o.seenEvicted[key] = true
+			o.record("evicted", key, map[string]any{"node": p.Spec.NodeName})
+			if !o.allowEvict {
+				o.violation("evicted", key, "evicted through the Eviction API on %s; no pool says Evict", p.Spec.NodeName)
+			}
+		}
+	}
+}
+
+func frozenCondition(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Frozen" {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func (o *observer) plan(old, cur *unstructured.Unstructured) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	was, is := frozenCondition(old), frozenCondition(cur)
+	if was == is {
+		return
+	}
+	breach, _, _ := unstructured.NestedString(old.Object, "status", "breach", "id")
+	ack, _, _ := unstructured.NestedString(cur.Object, "spec", "acknowledgedBreach")
+	o.record("plan-frozen", cur.GetName(), map[string]any{"frozen": is, "breach": breach, "acknowledged": ack})
+	if was == "True" && is == "False" && (breach == "" || ack != breach) {
+		o.violation("freeze-lifted", cur.GetName(), "Frozen True -> False; breach %q, acknowledgedBreach %q", breach, ack)
+	}
+}
+
+func main() {
+	var kubeconfig, logPath string
+	o := &observer{seenEvicted: map[string]bool{}}
+	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster to watch")
+	flag.StringVar(&logPath, "log", "faultwatch.jsonl", "where to record every change seen (JSON lines)")
+	flag.StringVar(&o.pluginKey, "device-plugin-label", "drashift.io/device-plugin", "ownership label of the device plugin")
+	flag.StringVar(&o.draKey, "dra-label", "drashift.io/dra-driver", "ownership label of the DRA driver")
+	flag.StringVar(&o.enabled, "enabled-value", "true", "ownership label value meaning enabled")
+	flag.BoolVar(&o.allowEvict, "allow-evict", false, "a pool of the plan says Evict: evictions are allowed")
+	flag.Parse()
+
+	f, err := os.Create(logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faultwatch:", err)
+		os.Exit(2)
+	}
+	defer f.Close()
+	o.log = json.NewEncoder(f)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faultwatch:", err)
+		os.Exit(2)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	stop := make(chan struct{})
+	inf := informers.NewSharedInformerFactory(cs, 0)
+	podInf := inf.Core().V1().Pods().Informer()
+	o.pods = podInf.GetStore()
+	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.pod(obj.(*v1.Pod)) },
+		UpdateFunc: func(_, obj any) { o.pod(obj.(*v1.Pod)) },
+	})
+	nodeInf := inf.Core().V1().Nodes().Informer()
+	_ = nodeInf.SetWatchErrorHandler(func(r *cache.Reflector, err error) {
+		o.mu.Lock()
+		o.gapAll, o.nodeGap = true, map[string]bool{}
+		o.record("watch-gap", "nodes", map[string]any{"error": err.Error()})
+		o.mu.Unlock()
+		cache.DefaultWatchErrorHandler(context.TODO(), r, err)
+	})
+	_, _ = nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.node(nil, obj.(*v1.Node)) },
+		UpdateFunc: func(old, obj any) { o.node(old.(*v1.Node), obj.(*v1.Node)) },
+		DeleteFunc: func(obj any) {
+			if n, ok := obj.(*v1.Node); ok {
+				o.mu.Lock()
+				o.record("node", n.Name, map[string]any{"event": "deleted"})
+				o.mu.Unlock()
+			}
+		},
+	})
+	_, _ = inf.Resource().V1().ResourceClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if c, ok := obj.(*resourcev1.ResourceClaim); ok {
+				o.claimDeleted(c)
+			}
+		},
+	})
+	dinf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	plans := schema.GroupVersionResource{Group: "drashift.io", Version: "v1alpha1", Resource: "migrationplans"}
+	_, _ = dinf.ForResource(plans).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) { o.plan(old.(*unstructured.Unstructured), obj.(*unstructured.Unstructured)) },
+	})
+	inf.Start(stop)
+	dinf.Start(stop)
+	inf.WaitForCacheSync(stop)
+	dinf.WaitForCacheSync(stop)
+	fmt.Println("watching")
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	close(stop)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Printf("violations %d\n", o.violations)
+	if o.violations > 0 {
+		f.Close()
+		os.Exit(1)
+	}
+}

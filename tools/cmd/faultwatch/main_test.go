@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+)
+
+func newObserver() *observer {
+	return &observer{log: json.NewEncoder(&bytes.Buffer{}), pluginKey: "p", draKey: "d", enabled: "true",
+		pods: cache.NewStore(cache.MetaNamespaceKeyFunc), seenEvicted: map[string]bool{}}
+}
+
+func node(plugin, dra, direction, step string, cordoned, ours bool) *v1.Node {
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"p": plugin, "d": dra},
+		Annotations: map[string]string{}}, Spec: v1.NodeSpec{Unschedulable: cordoned}}
+	if step != "" {
+		n.Annotations[annStep], n.Annotations[annDirection] = step, direction
+	}
+	if ours {
+		n.Annotations[annCordoned] = "true"
+	}
+	return n
+}
+
+// Each check reports what it must, and the ordinary path of a handover reports nothing.
+func TestNodeChecks(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		old, cur *v1.Node
+		want     int
+	}{
+		{"two owners", node("false", "false", "", "", false, false), node("true", "true", "", "", false, false), 1},
+		{"next step", node("true", "false", "ToDRA", "draining", true, true), node("false", "false", "ToDRA", "plugin-off", true, true), 0},
+		{"skipped step", node("true", "false", "ToDRA", "draining", true, true), node("false", "true", "ToDRA", "driver-on", true, true), 1},
+		{"rollback mid-way", node("false", "true", "ToDRA", "driver-on", true, true), node("false", "true", "ToLegacy", "draining-dra", true, true), 0},
+		{"own cordon lifted", node("false", "true", "ToDRA", "verified", true, true), node("false", "true", "ToDRA", "dra", false, false), 0},
+		{"foreign cordon lifted", node("false", "true", "ToDRA", "verified", true, false), node("false", "true", "ToDRA", "dra", false, false), 1},
+	} {
+		o := newObserver()
+		o.node(c.old, c.cur)
+		if o.violations != c.want {
+			t.Errorf("%s: %d violations, want %d", c.name, o.violations, c.want)
+		}
+	}
+}
+
+func TestClaimDeletedUnderRunningPod(t *testing.T) {
+	o := newObserver()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "u"}, Status: v1.PodStatus{Phase: v1.PodRunning}}
+	_ = o.pods.Add(pod)
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
+		Status: resourcev1.ResourceClaimStatus{ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "job", UID: "u"}}}}
+	o.claimDeleted(claim)
+	if o.violations != 1 {
+		t.Fatalf("claim deleted under a running pod: %d violations, want 1", o.violations)
+	}
+	pod.Status.Phase = v1.PodSucceeded
+	_ = o.pods.Update(pod)
+	o.claimDeleted(claim)
+	if o.violations != 1 {
+		t.Fatalf("claim deleted after its pod finished: %d violations, want still 1", o.violations)
+	}
+}
+
+func TestEviction(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Status: v1.PodStatus{Conditions: []v1.PodCondition{
+		{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: "EvictionByEvictionAPI"}}}}
+	o := newObserver()
+	o.pod(pod)
+	o.pod(pod) // the same eviction seen again counts once
+	if o.violations != 1 {
+		t.Fatalf("eviction without Evict: %d violations, want 1", o.violations)
+	}
+	o = newObserver()
+	o.allowEvict = true
+	o.pod(pod)
+	if o.violations != 0 {
+		t.Fatalf("eviction with --allow-evict: %d violations, want 0", o.violations)
+	}
+}
+
+func plan(frozen, breach, ack string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "p"},
+		"spec":     map[string]any{"acknowledgedBreach": ack},
+		"status": map[string]any{"breach": map[string]any{"id": breach},
+			"conditions": []any{map[string]any{"type": "Frozen", "status": frozen}}},
+	}}
+}
+
+func TestFreezeLifted(t *testing.T) {
+	o := newObserver()
+	o.plan(plan("True", "b1", ""), plan("False", "b1", ""))
+	if o.violations != 1 {
+		t.Fatalf("freeze lifted without acknowledgement: %d violations, want 1", o.violations)
+	}
+	o = newObserver()
+	o.plan(plan("True", "b1", ""), plan("False", "b1", "b1"))
+	if o.violations != 0 {
+		t.Fatalf("freeze lifted after acknowledgement: %d violations, want 0", o.violations)
+	}
+}
+
+// After the node watch failed, a node's first change spans the gap (its end
+// points only): it is not judged as a step; the change after it is.
+func TestStepAcrossWatchGap(t *testing.T) {
+	o := newObserver()
+	o.gapAll, o.nodeGap = true, map[string]bool{}
+	o.node(node("true", "false", "ToDRA", "draining", true, true), node("false", "true", "ToDRA", "dra", false, false))
+	if o.violations != 0 {
+		t.Fatalf("a change across the gap: %d violations, want 0", o.violations)
+	}
+	o.node(node("false", "true", "ToLegacy", "dra", false, false), node("false", "true", "ToLegacy", "driver-off", true, true))
+	if o.violations != 1 {
+		t.Fatalf("a skip after the gap: %d violations, want 1", o.violations)
+	}
+}
