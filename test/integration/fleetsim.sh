@@ -36,7 +36,7 @@ DP=drashift.io/device-plugin
 DRA=drashift.io/dra-driver
 REPORT=$TEST_DIR/fleetsim-report.json
 "$TEST_DIR/fleetsim" --kubeconfig "$KUBECONFIG" --pools p:2x4 \
-	--capacity-lag 5s --slice-removal-delay 1s --prepare-delay 300ms --report "$REPORT" \
+	--capacity-lag 25s --slice-removal-delay 1s --prepare-delay 300ms --report "$REPORT" \
 	>"$TEST_DIR/fleetsim.out" 2>"$TEST_DIR/fleetsim.log" &
 FLEETSIM_PID=$!
 fleetsim_ready() {
@@ -78,11 +78,13 @@ done
 expect_eq "$(jp deviceclass gpu.example.com -o jsonpath='{.spec.selectors[0].cel.expression}')" 'device.driver == "gpu.example.com"' \
 	"selector of the DeviceClass"
 
-log "p-1 to DRA: device plugin off (allocatable 0 at once, capacity later), then the driver on"
+# The lag is longer than the 10 s heartbeat that carries allocatable 0, as on a real
+# kubelet (5 minutes against 10 s), so capacity is still there when allocatable drops.
+log "p-1 to DRA: device plugin off (allocatable 0 with the next heartbeat, capacity after the lag), then the driver on"
 kubectl label node p-1 "$DP=false" --overwrite >/dev/null
-wait_for 10 "allocatable of p-1 to drop to 0" node_field_is p-1 "$GPU_ALLOC" 0
-expect_eq "$(node_field p-1 "$GPU_CAP")" 4 "capacity of p-1 right after the plugin stopped (capacity lag 5s)"
-wait_for 30 "capacity of p-1 to drop to 0 after the lag" node_field_is p-1 "$GPU_CAP" 0
+wait_for 20 "allocatable of p-1 to drop to 0" node_field_is p-1 "$GPU_ALLOC" 0
+expect_eq "$(node_field p-1 "$GPU_CAP")" 4 "capacity of p-1 right after the plugin stopped (capacity lag 25s)"
+wait_for 60 "capacity of p-1 to drop to 0 after the lag" node_field_is p-1 "$GPU_CAP" 0
 kubectl label node p-1 "$DRA=true" --overwrite >/dev/null
 wait_for 30 "a ResourceSlice with 4 devices for p-1" slice_devices_are p-1 4
 expect_eq "$(jp resourceslices --field-selector spec.nodeName=p-1 -o jsonpath='{.items[0].spec.driver}/{.items[0].spec.pool.name}/{.items[0].spec.pool.resourceSliceCount}')" \
