@@ -16,6 +16,7 @@ testenv_start
 FLEETSIM_PID=
 cleanup() {
 	local rc=$?
+	set +e # under errexit, (exit "$rc") below would end the trap before testenv_cleanup stops the control plane
 	if [ -n "$FLEETSIM_PID" ] && kill -0 "$FLEETSIM_PID" 2>/dev/null; then
 		kill -TERM "$FLEETSIM_PID" 2>/dev/null || true
 		wait "$FLEETSIM_PID" 2>/dev/null || true
