@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capacity.h"
+#include "driver_failure.h"
 #include "rfc3339.h"
 #include "xalloc.h"
 
@@ -120,6 +121,7 @@ void handover_read(const plan_t *plan, const projection_node_t *node, handover_s
 	const char *cordoned = handover_annotation(node, HANDOVER_ANN_CORDONED);
 	const char *devices = handover_annotation(node, HANDOVER_ANN_LEGACY_DEVICES);
 	out->failure = handover_annotation(node, HANDOVER_ANN_FAILURE);
+	out->quarantine = handover_annotation(node, DRIVER_FAILURE_ANN_QUARANTINE);
 	if (parsed < 0 || direction == NULL || since == NULL ||
 	    (strcmp(direction, "ToDRA") != 0 && strcmp(direction, "ToLegacy") != 0)) {
 		out->bad_record = true;
@@ -646,6 +648,8 @@ void handover_decide(const handover_input_t *in, handover_decision_t *d)
 	*d = (handover_decision_t){ .act = HANDOVER_ACT_NONE, .from = st->step, .to = st->step };
 	if (handover_untouchable(in, d))
 		return;
+	if (st->quarantine)
+		return; /* a person lifts a quarantine; until then the node stays as it is, cordoned */
 	if (!handover_labels_fit(st)) {
 		handover_fight(in, d);
 		return;
@@ -697,13 +701,15 @@ void handover_release(const handover_input_t *in, handover_decision_t *d)
 	}
 	handover_patch_t p;
 	handover_patch_init(&p);
-	if (st->cordoned_by_us)
+	/* A quarantined node stays cordoned: the quarantine is a person's to lift, released or not. */
+	bool uncordon = st->cordoned_by_us && !st->quarantine;
+	if (uncordon)
 		handover_patch_unschedulable(&p, false);
 	handover_patch_forget(&p);
 	handover_emit(d, &p, st->step, HANDOVER_LEGACY, "NodeReleased", false,
 		      "%s: released by plan %s: %s owns the node, drashift's records removed%s", in->node->meta.name,
 		      in->plan->name, st->step == HANDOVER_DRA ? "the DRA driver" : "the device plugin",
-		      st->cordoned_by_us ? "; uncordoned" : "");
+		      uncordon ? "; uncordoned" : st->quarantine ? "; quarantined, left cordoned" : "");
 }
 
 void handover_decision_free(handover_decision_t *d)

@@ -84,6 +84,8 @@ typedef struct {
 	int64_t legacy_devices;    /* the plugin's units when the handover began; -1 when not recorded */
 	int64_t dra_devices;       /* the physical devices they stand for; -1 when not recorded */
 	const char *failure;       /* why the node failed, when it did */
+	/* DRIVER_FAILURE_ANN_QUARANTINE (driver_failure.h): a permanent driver failure; nothing moves it. NULL: none */
+	const char *quarantine;
 	const char *orphaned_by;   /* HANDOVER_ANN_ORPHANED_BY: a forced delete let the node go; adopt nothing */
 	const char *plan_uid;      /* HANDOVER_ANN_PLAN_UID: the uid of the plan that started the handover, NULL when absent */
 	bool plugin_enabled;       /* device-plugin label has its enabled value */

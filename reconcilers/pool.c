@@ -64,14 +64,14 @@ static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_
 {
 	size_t in_flight = 0;
 	for (size_t i = 0; i < in->n_members; i++)
-		if (handover_step_in_flight(in->members[i].state.step))
+		if (!in->members[i].state.quarantine && handover_step_in_flight(in->members[i].state.step))
 			in_flight++;
 	size_t slots = (size_t)max_unavailable > in_flight ? (size_t)max_unavailable - in_flight : 0;
 	if (in->window_closed)
 		slots = 0; /* outside the maintenance windows nothing starts; what started finishes */
 	for (size_t i = 0; i < in->n_members; i++) {
 		const pool_member_t *m = &in->members[i];
-		if (canary_only && !pool_in_canary(&out->record, m->node->meta.name))
+		if (m->state.quarantine || (canary_only && !pool_in_canary(&out->record, m->node->meta.name)))
 			continue;
 		if (handover_step_in_flight(m->state.step)) {
 			out->goals[i] = HANDOVER_GOAL_DRA;
@@ -99,6 +99,10 @@ static void pool_tally(const pool_input_t *in, pool_output_t *out)
 
 	for (size_t i = 0; i < in->n_members; i++) {
 		out->goals[i] = HANDOVER_GOAL_STAY;
+		if (in->members[i].state.quarantine) {
+			out->n_quarantined++;
+			continue;
+		}
 		switch (in->members[i].state.step) {
 		case HANDOVER_LEGACY:
 			out->n_legacy++;
@@ -126,13 +130,20 @@ static void pool_roll_back(const pool_input_t *in, pool_output_t *out)
 		free((void *)out->record.canary_nodes);
 		out->record = (pool_record_t){ 0 };
 		out->record.canary_nodes = xcalloc(1, sizeof(char *));
-		pool_message(out, "rolled back: the device plugin owns every node");
+		if (out->n_quarantined > 0)
+			pool_message(out, "rolled back: the device plugin owns every node but %zu quarantined one(s), left "
+					  "as they are until a person lifts the quarantine",
+				     out->n_quarantined);
+		else
+			pool_message(out, "rolled back: the device plugin owns every node");
 		return;
 	}
 	out->phase = POOL_ROLLING_BACK;
 	bool started = out->n_handover > 0;
 	for (size_t i = 0; i < in->n_members; i++) {
 		const handover_state_t *st = &in->members[i].state;
+		if (st->quarantine)
+			continue;
 		if (handover_step_in_flight(st->step)) {
 			out->goals[i] = HANDOVER_GOAL_LEGACY;
 		} else if ((st->step == HANDOVER_DRA || st->step == HANDOVER_FAILED) && !started) {
@@ -151,13 +162,17 @@ static void pool_roll_back(const pool_input_t *in, pool_output_t *out)
  */
 static bool pool_held(const pool_input_t *in, pool_output_t *out)
 {
-	if (in->n_members > 0 && out->n_dra == in->n_members) {
+	if (out->n_dra > 0 && out->n_dra + out->n_quarantined == in->n_members) {
 		out->phase = POOL_DRA;
 		if (out->record.finish_ms == 0) {
 			out->record.finish_ms = in->now_ms;
 			out->record_changed = true;
 		}
-		pool_message(out, "all %zu nodes are owned by the DRA driver", in->n_members);
+		if (out->n_quarantined > 0)
+			pool_message(out, "all %zu nodes but %zu quarantined are owned by the DRA driver", in->n_members,
+				     out->n_quarantined);
+		else
+			pool_message(out, "all %zu nodes are owned by the DRA driver", in->n_members);
 		return true;
 	}
 	if (in->plan->paused) {
@@ -204,15 +219,22 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 		return;
 	}
 
+	/* A quarantined canary node proves nothing: the rest of the canary must be on DRA, and one at least. */
 	bool canary_done = true;
 	bool beyond_canary = false;
+	size_t canary_dra = 0;
 	for (size_t i = 0; i < in->n_members; i++) {
+		if (in->members[i].state.quarantine)
+			continue;
 		bool is_canary = pool_in_canary(&out->record, in->members[i].node->meta.name);
 		if (is_canary && in->members[i].state.step != HANDOVER_DRA)
 			canary_done = false;
+		if (is_canary && in->members[i].state.step == HANDOVER_DRA)
+			canary_dra++;
 		if (!is_canary && in->members[i].state.step != HANDOVER_LEGACY)
 			beyond_canary = true;
 	}
+	canary_done = canary_done && canary_dra > 0;
 	if (canary_done && out->record.bake_start_ms == 0) {
 		out->record.bake_start_ms = in->now_ms;
 		out->record_changed = true;

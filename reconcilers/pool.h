@@ -78,6 +78,13 @@ typedef struct {
 	pool_record_t record;   /* the record to write; canary names point into members */
 	bool record_changed;    /* write the status before any node moves */
 	size_t n_legacy, n_handover, n_dra, n_failed;
+	/*
+	 * Quarantined members (a permanent driver failure, driver_failure.h):
+	 * counted here and in no other count, always STAY, and left out of the
+	 * pool's progress: the canary, the expansion, "all on DRA" and a
+	 * rollback go on without them.
+	 */
+	size_t n_quarantined;
 	char *message;
 	uint64_t requeue_ms;    /* decide again after this long (bake end); 0: on change only */
 	bool awaiting_approval; /* promotion: Manual: baked, gate passed, waiting for spec.promote */

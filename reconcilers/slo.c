@@ -229,7 +229,7 @@ void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS])
 
 	/* More errors than allowed is a breach however few the samples; a pass needs enough of them. */
 	r = &out[SLO_DRIVER_ERRORS];
-	slo_set(r, SLO_DRIVER_ERRORS, (double)driver_errors, (double)slo->max_driver_errors, "",
+	slo_set(r, SLO_DRIVER_ERRORS, (double)driver_errors + (double)in->failing_nodes, (double)slo->max_driver_errors, "",
 		slo_clamp_count(allocated));
 	if (r->value > r->threshold)
 		r->verdict = SLO_BREACH;

@@ -23,7 +23,12 @@
  *                            claims that are allocated or old enough to judge
  *   driverErrors             claims allocated whose pod stayed not Ready for
  *                            stuck_threshold or longer, plus claims with a
- *                            device condition False (each claim counts once)
+ *                            device condition False (each claim counts once),
+ *                            plus the pool's nodes with a permanent or a
+ *                            needs-cleanup driver failure (driver_failure.h;
+ *                            a node in both counts once). Retryable failures
+ *                            are shown by class but count only through the
+ *                            claims they leave stuck
  *   capacityDrift            over the pool's DRA nodes, |physical devices the driver
  *                            publishes - devices the plugin's units stood for|
  *                            (slo_capacity_drift, reconcilers/capacity.h)
@@ -169,6 +174,8 @@ typedef struct {
 	int64_t capacity_drift;      /* the sign is ignored: too many devices is drift too */
 	uint32_t fights;
 	uint32_t failed_steps;
+	/* The pool's nodes with a permanent or needsCleanup driver failure (driver_failure.h), each once. */
+	uint32_t failing_nodes;
 	const slo_capacity_t *capacity; /* NULL: latencies count from creation */
 	int64_t now_ms;
 } slo_input_t;

@@ -583,6 +583,42 @@ static void test_unreadable_record_is_refused(void **state)
 }
 
 /*
+ * A quarantined node (a permanent driver failure) is not moved by any goal,
+ * not even to finish a step under way; released by a deleted plan it keeps
+ * its cordon (drashift's records go, the quarantine stays).
+ */
+static void test_a_quarantined_node_stays_as_it_is(void **state)
+{
+	(void)state;
+	static const handover_step_t steps[] = { HANDOVER_DRIVER_ON, HANDOVER_VERIFIED, HANDOVER_DRA };
+	static const handover_goal_t goals[] = { HANDOVER_GOAL_STAY, HANDOVER_GOAL_DRA, HANDOVER_GOAL_LEGACY };
+	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++)
+		for (size_t g = 0; g < sizeof(goals) / sizeof(goals[0]); g++) {
+			node_t n;
+			make_node(&n, steps[s], HANDOVER_TO_DRA, 0, 1, true, true, MINUTE);
+			n.ann[n.node.n_annotations++] = (projection_label_t){ "drashift.io/quarantine", "permanent" };
+			world_t w = { .ads = ADS_DRA, .goal = goals[g] };
+			handover_decision_t d;
+			decide(&n, &w, &d);
+			if (d.act != HANDOVER_ACT_NONE)
+				fail_msg("step %s goal %d: %s", handover_step_name(steps[s]), goals[g], d.patch ? d.patch : "");
+			handover_decision_free(&d);
+		}
+	node_t n;
+	make_node(&n, HANDOVER_DRA, HANDOVER_TO_DRA, 0, 1, true, true, MINUTE);
+	n.ann[n.node.n_annotations++] = (projection_label_t){ "drashift.io/quarantine", "permanent" };
+	world_t w = { .ads = ADS_DRA, .goal = HANDOVER_GOAL_STAY };
+	handover_decision_t d;
+	decide_as(&n, &w, &d, true);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	effect_t e = effect_of(d.patch);
+	assert_int_equal(e.unschedulable, -1);
+	assert_null(strstr(d.patch, "drashift.io/quarantine"));
+	free((void *)e.step);
+	handover_decision_free(&d);
+}
+
+/*
  * Device shapes: what the plugin's units stand for in the driver's physical
  * devices, recorded when the handover starts and checked at driver-on. The
  * labels are GPU Feature Discovery's, named after the plan's resource.
@@ -739,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
 		cmocka_unit_test(test_unreadable_record_is_refused),
+		cmocka_unit_test(test_a_quarantined_node_stays_as_it_is),
 		cmocka_unit_test(test_device_shapes_map_units_to_devices),
 		cmocka_unit_test(test_a_capacity_mismatch_names_both_numbers),
 	};

@@ -38,6 +38,8 @@ static size_t setup_members(const char *states)
 		case 'h': step = HANDOVER_DRIVER_ON; break; /* in flight towards DRA */
 		case 'r': step = HANDOVER_DRAINING_DRA; members[i].state.direction = HANDOVER_TO_LEGACY; break;
 		case 'F': step = HANDOVER_FAILED; break;
+		case 'Q': step = HANDOVER_DRA; members[i].state.quarantine = "permanent driver failure"; break;
+		case 'q': step = HANDOVER_DRIVER_ON; members[i].state.quarantine = "permanent driver failure"; break;
 		}
 		members[i].state.step = step;
 	}
@@ -386,6 +388,62 @@ static void test_rollback_one_node_at_a_time(void **state)
 	pool_a.rollback = false;
 }
 
+/*
+ * Quarantined nodes (Q on DRA, q half-way there) are left out of the pool's
+ * progress: never moved, not counted against maxUnavailable, not needed for
+ * "all on DRA", the canary or a finished rollback.
+ */
+static void test_quarantined_nodes_are_left_out(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	char g[17];
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = 1, .bake_start_ms = 1 };
+	decide("DQLL", rec, true, &out); /* expanding: the free slot goes to the next legacy node */
+	assert_int_equal(out.phase, POOL_EXPANDING);
+	goals(&out, 4, g);
+	assert_string_equal(g, "..D.");
+	assert_int_equal(out.n_quarantined, 1);
+	assert_int_equal(out.n_dra, 1);
+	pool_output_free(&out);
+
+	decide("DqLL", rec, true, &out); /* half-way and quarantined: stays, and takes no slot */
+	goals(&out, 4, g);
+	assert_string_equal(g, "..D.");
+	assert_int_equal(out.n_handover, 0);
+	pool_output_free(&out);
+
+	decide("DQDD", rec, true, &out);
+	assert_int_equal(out.phase, POOL_DRA);
+	assert_non_null(strstr(out.message, "1 quarantined"));
+	pool_output_free(&out);
+
+	decide("QQQQ", rec, true, &out); /* nobody left to prove anything: not done */
+	assert_int_not_equal(out.phase, POOL_DRA);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
+	pool_record_t baking = { .canary_nodes = canary0, .n_canary = 1, .start_ms = 1 };
+	decide("QLLL", baking, true, &out); /* the canary quarantined: no bake starts on nothing */
+	assert_int_equal(out.phase, POOL_CANARY);
+	assert_false(out.record_changed);
+	goals(&out, 4, g);
+	assert_string_equal(g, "....");
+	pool_output_free(&out);
+
+	pool_a.rollback = true;
+	decide("QDDD", rec, true, &out); /* rolling back: the quarantined node is left as it is */
+	goals(&out, 4, g);
+	assert_string_equal(g, ".L..");
+	pool_output_free(&out);
+	decide("QLLL", rec, true, &out);
+	assert_int_equal(out.phase, POOL_LEGACY);
+	assert_non_null(strstr(out.message, "quarantined"));
+	pool_output_free(&out);
+	pool_a.rollback = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_max_unavailable_never_exceeded),
 		cmocka_unit_test(test_done_paused_failed_waiting),
 		cmocka_unit_test(test_rollback_one_node_at_a_time),
+		cmocka_unit_test(test_quarantined_nodes_are_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -289,6 +289,35 @@ static void test_signal_rows(void **state)
 	}
 }
 
+/*
+ * Nodes with a permanent or needs-cleanup driver failure add to driverErrors
+ * beside the claims: one such node breaches a threshold of 0 even before
+ * min_samples, and within the threshold the usual sample rule holds.
+ */
+static void test_failing_nodes_are_driver_errors(void **state)
+{
+	(void)state;
+	slo_sample_t samples[20];
+	proto_t ready = READY(MIN, 100, 1000);
+	size_t n = add_samples(samples, 3, &ready);
+	plan_slo_t slo = base;
+	slo_input_t in = { .slo = &slo, .samples = samples, .n_samples = n, .failing_nodes = 1, .now_ms = NOW };
+	slo_result_t out[SLO_SIGNALS];
+	slo_judge(&in, out);
+	assert_int_equal(out[SLO_DRIVER_ERRORS].verdict, SLO_BREACH);
+	assert_true(out[SLO_DRIVER_ERRORS].value == 1);
+
+	slo.max_driver_errors = 2;
+	in.failing_nodes = 2;
+	slo_judge(&in, out);
+	assert_true(out[SLO_DRIVER_ERRORS].value == 2);
+	assert_int_equal(out[SLO_DRIVER_ERRORS].verdict, SLO_INCONCLUSIVE); /* 3 of 10 samples */
+	n += add_samples(samples + n, 17, &ready);
+	in.n_samples = n;
+	slo_judge(&in, out);
+	assert_int_equal(out[SLO_DRIVER_ERRORS].verdict, SLO_PASS);
+}
+
 static void test_counts_are_always_judged(void **state)
 {
 	(void)state;
@@ -557,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_is_exact_nearest_rank),
 		cmocka_unit_test(test_signal_rows),
 		cmocka_unit_test(test_counts_are_always_judged),
+		cmocka_unit_test(test_failing_nodes_are_driver_errors),
 		cmocka_unit_test(test_capacity_drift_counts_physical_devices),
 		cmocka_unit_test(test_results_name_and_unit_every_signal),
 		cmocka_unit_test(test_gate_combinations),
