@@ -16,6 +16,7 @@ static const store_kind_t *const cache_store_kinds[CACHE_KINDS] = {
 	[CACHE_DEVICE_CLASSES] = &kinds_device_classes,
 	[CACHE_PLANS] = &store_kind_plans,
 	[CACHE_FREEZE_PARAMETERS] = &store_kind_freeze_parameters,
+	[CACHE_PREPARE_FAILURES] = &kinds_prepare_failures,
 };
 
 const char *cache_kind_name(cache_kind_t kind)

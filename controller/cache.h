@@ -37,6 +37,7 @@ typedef enum {
 	CACHE_DEVICE_CLASSES,
 	CACHE_PLANS,
 	CACHE_FREEZE_PARAMETERS,
+	CACHE_PREPARE_FAILURES, /* the kubelet's FailedPrepareDynamicResources Events */
 	CACHE_KINDS,
 } cache_kind_t;
 

@@ -9,6 +9,7 @@
 
 #include "api_versions.h"
 #include "capacity.h"
+#include "driver_failures.h"
 #include "freeze.h"
 #include "handover.h"
 #include "kube_api.h"
@@ -499,6 +500,9 @@ typedef struct {
 	const slo_result_t *breach;
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
 	bool preflight_held; /* its start waits for preflight */
+	driver_failure_decision_t *failures; /* per member: its driver failure classes and quarantine */
+	uint32_t by_class[DRIVER_FAILURE_CLASSES]; /* members in each class */
+	uint32_t failing_nodes; /* members not quarantined yet in permanent or needsCleanup: driverErrors */
 } pc_pool_run_t;
 
 /* Devices of driver that claims allocated on the node hold. */
@@ -578,7 +582,7 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
 					       plan->n_device_classes, names, run->n, since, &samples);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
-			   .fights = fights, .failed_steps = failed,
+			   .fights = fights, .failed_steps = failed, .failing_nodes = run->failing_nodes,
 			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
 	run->gate = slo_gate(run->signals, &run->breach);
@@ -1416,6 +1420,50 @@ static char *pc_canary_too_large(const pc_reconcile_t *r)
 	return NULL;
 }
 
+/*
+ * Each member's driver failure classes (reconcilers/driver_failure.h), from
+ * the kubelet's Events and claims since the window began (or since the last
+ * acknowledged breach, as the claims' samples), and whether to quarantine it.
+ * A node already quarantined is shown by class but no longer counted in
+ * driverErrors: it is out of the pool's progress, and its kubelet may keep
+ * retrying the pods stuck on it.
+ */
+static void pc_driver_failures(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < r->plan->n_pools; i++)
+		total += r->runs[i].n;
+	driver_failure_node_t *ev = xcalloc(total + 1, sizeof(*ev));
+	size_t k = 0;
+	for (size_t i = 0; i < r->plan->n_pools; i++)
+		for (size_t m = 0; m < r->runs[i].n; m++) {
+			const pool_member_t *mem = &r->runs[i].members[m];
+			ev[k++] = (driver_failure_node_t){ .node = mem->node->meta.name,
+							   .slices_present = r->runs[i].ads[m].slices_present,
+							   .dra_owned = mem->state.dra_enabled,
+							   .quarantined = mem->state.quarantine != NULL,
+							   .unschedulable = mem->node->unschedulable };
+		}
+	int64_t since = r->now - (int64_t)r->plan->slo.window_ms;
+	if (r->freeze.judge_since_ms > since)
+		since = r->freeze.judge_since_ms;
+	driver_failures_gather(pc->cache, r->plan->driver, since, r->plan->slo.stuck_threshold_ms, r->now, ev, total);
+	k = 0;
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		pc_pool_run_t *run = &r->runs[i];
+		run->failures = xcalloc(run->n + 1, sizeof(*run->failures));
+		for (size_t m = 0; m < run->n; m++, k++) {
+			driver_failure_decision_t *d = &run->failures[m];
+			driver_failure_decide(&ev[k], d);
+			for (int c = 0; c < DRIVER_FAILURE_CLASSES; c++)
+				run->by_class[c] += d->in[c];
+			if ((d->in[DRIVER_FAILURE_PERMANENT] || d->in[DRIVER_FAILURE_CLEANUP]) && !ev[k].quarantined)
+				run->failing_nodes++;
+		}
+	}
+	free(ev);
+}
+
 /* Gather and judge: the recorded breach and its acknowledgement, then each pool's advertisements and signals. */
 static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 {
@@ -1437,6 +1485,10 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
 			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
+	}
+	pc_driver_failures(pc, r);
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		pc_pool_run_t *run = &r->runs[i];
 		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
@@ -1732,6 +1784,26 @@ static void pc_decide_pools(pc_reconcile_t *r)
 	}
 }
 
+/*
+ * A permanent driver failure: cordon the node and record the quarantine in
+ * one patch (the record is on the node, as every step's). Even while the
+ * plan is frozen: the patch lifts no freeze and moves no handover, and a
+ * node whose driver cannot prepare devices must not take new pods. Returns
+ * true when the patch was sent.
+ */
+static bool pc_quarantine(plan_controller_t *pc, const pc_reconcile_t *r, const pool_member_t *mem,
+			  const driver_failure_decision_t *f)
+{
+	if (f->patch == NULL)
+		return false;
+	log_warn("quarantining node: permanent driver failure", "plan", r->po->meta.name, "node", mem->node->meta.name,
+		 "detail", f->message);
+	handover_decision_t q = { .act = HANDOVER_ACT_PATCH, .patch = f->patch, .from = mem->state.step,
+				  .to = mem->state.step, .reason = "NodeQuarantined", .message = f->message,
+				  .warning = true };
+	return pc_execute(pc, r->po, mem->node, &q);
+}
+
 /* Decide and act: each member's next step, carried out only when the pools' records are what the status says. */
 static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 {
@@ -1744,6 +1816,8 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 			if (!handover_step_settled(mem->state.step))
 				pc_handover_entry(r->handovers, mem->node->meta.name, &mem->state, plan->pools[i].name,
 						  mem->state.failure);
+			if (pc_quarantine(pc, r, mem, &run->failures[m]))
+				continue; /* its handover, if any, stops here: the next round sees the quarantine */
 			if (r->record_changed)
 				continue; /* restart safety: the record first */
 			handover_usage_t use;
@@ -1771,6 +1845,26 @@ static void pc_add_time(cJSON *obj, const char *key, int64_t ms)
 		return;
 	pc_format_time(ms, t, sizeof(t));
 	cJSON_AddStringToObject(obj, key, t);
+}
+
+/* status.pools[].driverFailures: the nodes in each class, those quarantined, and one line per failing node. */
+static void pc_render_driver_failures(cJSON *p, const pc_pool_run_t *run)
+{
+	cJSON *df = cJSON_AddObjectToObject(p, "driverFailures");
+	for (int c = 0; c < DRIVER_FAILURE_CLASSES; c++) {
+		cJSON *nodes = cJSON_AddArrayToObject(df, driver_failure_class_name((driver_failure_class_t)c));
+		for (size_t m = 0; m < run->n; m++)
+			if (run->failures[m].in[c])
+				cJSON_AddItemToArray(nodes, cJSON_CreateString(run->members[m].node->meta.name));
+	}
+	cJSON *quarantined = cJSON_AddArrayToObject(df, "quarantined");
+	cJSON *messages = cJSON_AddArrayToObject(df, "messages");
+	for (size_t m = 0; m < run->n; m++) {
+		if (run->members[m].state.quarantine)
+			cJSON_AddItemToArray(quarantined, cJSON_CreateString(run->members[m].node->meta.name));
+		if (run->failures[m].message)
+			cJSON_AddItemToArray(messages, cJSON_CreateString(run->failures[m].message));
+	}
 }
 
 /* Render one pool's status entry; a phase change is an Event. */
@@ -1802,7 +1896,9 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	cJSON_AddNumberToObject(counts, "inHandover", (double)run->out.n_handover);
 	cJSON_AddNumberToObject(counts, "dra", (double)run->out.n_dra);
 	cJSON_AddNumberToObject(counts, "failed", (double)run->out.n_failed);
+	cJSON_AddNumberToObject(counts, "quarantined", (double)run->out.n_quarantined);
 	cJSON_AddNumberToObject(counts, "total", (double)run->n);
+	pc_render_driver_failures(p, run);
 	cJSON *batch = cJSON_AddArrayToObject(p, "currentBatch");
 	for (size_t m = 0; m < run->n; m++)
 		if (handover_step_in_flight(run->members[m].state.step))
@@ -1850,6 +1946,13 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 			}
 			cJSON_AddNumberToObject(sig, "samples", s->samples);
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
+			if (s->id == SLO_DRIVER_ERRORS) {
+				/* The pool's nodes in each driver failure class (retryable ones are shown, not counted). */
+				cJSON *by = cJSON_AddObjectToObject(sig, "byClass");
+				for (int c = 0; c < DRIVER_FAILURE_CLASSES; c++)
+					cJSON_AddNumberToObject(by, driver_failure_class_name((driver_failure_class_t)c),
+								(double)r->runs[i].by_class[c]);
+			}
 			cJSON_AddItemToArray(signals, sig);
 		}
 }
@@ -1926,6 +2029,33 @@ static void pc_render_extended_resource(plan_controller_t *pc, cJSON *conds, con
 	free(mapped);
 }
 
+/* Quarantined: which nodes a permanent driver failure took out of their pools, and how to lift it. */
+static void pc_render_quarantine(cJSON *conds, const pc_reconcile_t *r)
+{
+	char *names = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < r->plan->n_pools; i++)
+		for (size_t m = 0; m < r->runs[i].n; m++) {
+			const pool_member_t *mem = &r->runs[i].members[m];
+			if (mem->state.quarantine == NULL && r->runs[i].failures[m].patch == NULL)
+				continue;
+			char *was = names;
+			names = xasprintf("%s%s%s (pool %s)", was ? was : "", was ? ", " : "", mem->node->meta.name,
+					  r->plan->pools[i].name);
+			free(was);
+			n++;
+		}
+	char *msg = n ? xasprintf("%zu node(s) quarantined by a permanent driver failure, cordoned and left out of "
+				  "their pools' progress: %s; once the driver is fixed, lift with kubectl annotate node "
+				  "NODE %s- and uncordon it",
+				  n, names, DRIVER_FAILURE_ANN_QUARANTINE)
+		      : xstrdup("no node is quarantined");
+	pc_condition(conds, r->po->status, "Quarantined", n > 0, n ? "PermanentDriverFailure" : "NoneQuarantined", msg,
+		     r->po->generation, r->now_s);
+	free(msg);
+	free(names);
+}
+
 /* Render the plan's conditions as the reconciler decided them. */
 static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reconcile_t *r, const pool_phase_t *phases)
 {
@@ -1955,6 +2085,7 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 	plan_conditions_free(conds);
 	pc_render_preflight_condition(pc, out, r);
 	pc_render_extended_resource(pc, out, r);
+	pc_render_quarantine(out, r);
 }
 
 /* Render the whole status of a valid plan. */
@@ -2178,6 +2309,9 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 		free(r->runs[i].ads);
 		free(r->runs[i].canary_names);
 		free(r->runs[i].gate_waiting);
+		for (size_t m = 0; r->runs[i].failures && m < r->runs[i].n; m++)
+			driver_failure_decision_free(&r->runs[i].failures[m]);
+		free(r->runs[i].failures);
 	}
 	free(r->runs);
 	cJSON_Delete(r->conflicts);

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "handover.h"
+#include "projection.h"
 #include "xalloc.h"
 
 static const char *const driver_failure_class_names[DRIVER_FAILURE_CLASSES] = {
@@ -84,7 +85,7 @@ void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decis
 	if (in->stuck_claims > 0)
 		driver_failure_say(what, sizeof(what), &len, "; needsCleanup: %u deleted claim(s) still held by %s: the pods holding them must "
 				   "be unprepared (restart the driver) or removed by a person",
-				   in->stuck_claims, DRIVER_FAILURE_CLAIM_FINALIZER);
+				   in->stuck_claims, PROJECTION_CLAIM_FINALIZER);
 	if (in->deadline > 0)
 		driver_failure_say(what, sizeof(what), &len, "; retryable: NodePrepareResources timed out (DeadlineExceeded) %u time(s)", in->deadline);
 	if (len == 0)

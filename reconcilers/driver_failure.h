@@ -49,8 +49,6 @@
 
 /* The kubelet's event reason for a prepare that failed (pkg/kubelet/events). */
 #define DRIVER_FAILURE_EVENT_REASON "FailedPrepareDynamicResources"
-/* The claim controller's finalizer (pkg/apis/resource: resource.Finalizer). */
-#define DRIVER_FAILURE_CLAIM_FINALIZER "resource.kubernetes.io/delete-protection"
 /* Recorded on a quarantined node: why, in one line. Only a person removes it. */
 #define DRIVER_FAILURE_ANN_QUARANTINE "drashift.io/quarantine"
 

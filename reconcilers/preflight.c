@@ -30,6 +30,8 @@ static const preflight_access_t preflight_always[] = {
 	{ "patch", "drashift.io", "migrationplans/status", NULL, "recording the plan's progress", -1, NULL },
 	{ "patch", "drashift.io", "migrationplans", NULL, "the plan's finalizer", -1, NULL },
 	{ "create", "", "events", "default", "Events on nodes and the plan", -1, NULL },
+	{ "list", "", "events", NULL, "the kubelet's driver failure Events", -1, NULL },
+	{ "watch", "", "events", NULL, "the kubelet's driver failure Events", -1, NULL },
 };
 static const preflight_access_t preflight_evict[] = {
 	{ "create", "", "pods/eviction", NULL, "a pool's drain policy Evict", -1, NULL },

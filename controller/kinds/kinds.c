@@ -1,10 +1,10 @@
 /*
- * drashift's five cached kinds as the generic store knows them (store_kind_t):
+ * drashift's cached kinds as the generic store knows them (store_kind_t):
  * where each is listed and watched, and its projection's decoder.
  */
 #include "kinds.h"
 
-#define KINDS_KIND(var, res, p, type, suffix)                                                      \
+#define KINDS_KIND(var, res, p, type, suffix, fields)                                              \
 	static int kinds_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen)     \
 	{                                                                                          \
 		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
@@ -24,13 +24,17 @@
 		.decode = kinds_decode_##suffix,                                                   \
 		.release = kinds_release_##suffix,                                                 \
 		.bytes = kinds_bytes_##suffix,                                                     \
+		.field_selector = fields,                                                          \
 	};
 
-KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node)
-KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod)
+KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL)
+KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod, NULL)
 KINDS_KIND(kinds_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
-	   projection_claim_t, claim)
+	   projection_claim_t, claim, NULL)
 KINDS_KIND(kinds_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
-	   projection_slice_t, slice)
+	   projection_slice_t, slice, NULL)
 KINDS_KIND(kinds_device_classes, "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses",
-	   projection_device_class_t, device_class)
+	   projection_device_class_t, device_class, NULL)
+/* The kubelet's reason (pkg/kubelet/events); the API server filters, the rest never reaches drashift. */
+KINDS_KIND(kinds_prepare_failures, "events", "/api/v1/events", projection_event_t, event,
+	   "reason%3DFailedPrepareDynamicResources")

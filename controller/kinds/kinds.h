@@ -1,6 +1,7 @@
 /*
  * The kinds drashift caches, for store_init() and the reflector: Nodes, Pods,
- * ResourceClaims, ResourceSlices and DeviceClasses, each decoded into its
+ * ResourceClaims, ResourceSlices, DeviceClasses and the kubelet's
+ * FailedPrepareDynamicResources Events, each decoded into its
  * projection (projection.h).
  */
 #ifndef DRASHIFT_KINDS_H
@@ -14,5 +15,7 @@ extern const store_kind_t kinds_pods;
 extern const store_kind_t kinds_claims;
 extern const store_kind_t kinds_slices;
 extern const store_kind_t kinds_device_classes;
+/* Events with reason FailedPrepareDynamicResources only (a field selector): driver failures. */
+extern const store_kind_t kinds_prepare_failures;
 
 #endif

@@ -202,7 +202,33 @@ typedef struct {
 	size_t device_conditions_false;
 	/* Name of the Pod in ownerReferences (template-generated claims); NULL when none. */
 	char *owner_pod;
+	/*
+	 * metadata.finalizers[] holds PROJECTION_CLAIM_FINALIZER: with
+	 * meta.deleting, a claim the claim controller still protects (something
+	 * holds it, or its devices were never unprepared).
+	 */
+	bool delete_protected;
 } projection_claim_t;
+
+/* The claim controller's finalizer (kubernetes pkg/apis/resource: resource.Finalizer). */
+#define PROJECTION_CLAIM_FINALIZER "resource.kubernetes.io/delete-protection"
+
+/* ---- Event (v1), only those the kubelet writes about failed DRA prepares ---- */
+
+typedef struct {
+	kube_object_meta_t meta;
+	/* involvedObject: the pod the kubelet could not prepare devices for. */
+	char *object_kind;
+	char *object_namespace;
+	char *object_name;
+	/* source.host (core/v1 recorders, the kubelet's), else reportingInstance: the node; NULL when neither. */
+	char *host;
+	char *message;
+	/* count: how often the kubelet said it (1 when absent; the recorder folds repeats into one Event). */
+	int64_t count;
+	/* lastTimestamp, else series.lastObservedTime, else eventTime, else creation: unix seconds. */
+	int64_t last_seen;
+} projection_event_t;
 
 /* ---- ResourceSlice (resource.k8s.io/v1) ---- */
 
@@ -258,6 +284,7 @@ int projection_decode_node(const cJSON *obj, projection_node_t *out, char *err, 
 int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, size_t errlen);
 int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err, size_t errlen);
 int projection_decode_slice(const cJSON *obj, projection_slice_t *out, char *err, size_t errlen);
+int projection_decode_event(const cJSON *obj, projection_event_t *out, char *err, size_t errlen);
 int projection_decode_device_class(const cJSON *obj, projection_device_class_t *out, char *err,
 				   size_t errlen);
 
@@ -266,6 +293,7 @@ void projection_free_node(projection_node_t *p);
 void projection_free_pod(projection_pod_t *p);
 void projection_free_claim(projection_claim_t *p);
 void projection_free_slice(projection_slice_t *p);
+void projection_free_event(projection_event_t *p);
 void projection_free_device_class(projection_device_class_t *p);
 
 /*
@@ -277,6 +305,7 @@ size_t projection_size_node(const projection_node_t *p);
 size_t projection_size_pod(const projection_pod_t *p);
 size_t projection_size_claim(const projection_claim_t *p);
 size_t projection_size_slice(const projection_slice_t *p);
+size_t projection_size_event(const projection_event_t *p);
 size_t projection_size_device_class(const projection_device_class_t *p);
 
 #endif

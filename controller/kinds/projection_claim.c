@@ -156,6 +156,21 @@ static int proj__claim_status(const json_decode_scope_t *status, projection_clai
 	return 0;
 }
 
+/* metadata.finalizers[] holds the claim controller's delete-protection. */
+static int proj__claim_finalizer(const json_decode_scope_t *top, projection_claim_t *out)
+{
+	char path[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t md;
+	const cJSON *finalizers, *f;
+	if (json_decode_obj(top, "metadata", true, &md, path, sizeof(path)) != 0 ||
+	    json_decode_arr(&md, "finalizers", SIZE_MAX, &finalizers, NULL) != 0)
+		return -1;
+	cJSON_ArrayForEach(f, finalizers)
+		if (cJSON_IsString(f) && strcmp(f->valuestring, PROJECTION_CLAIM_FINALIZER) == 0)
+			out->delete_protected = true;
+	return 0;
+}
+
 int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err, size_t errlen)
 {
 	char spath[JSON_DECODE_PATH_MAX], stpath[JSON_DECODE_PATH_MAX];
@@ -164,7 +179,7 @@ int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
-	    proj__owner(&top, "Pod", NULL, &out->owner_pod) != 0 ||
+	    proj__owner(&top, "Pod", NULL, &out->owner_pod) != 0 || proj__claim_finalizer(&top, out) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
 	    proj__claim_classes(&spec, out) != 0 || proj__claim_status(&status, out) != 0)

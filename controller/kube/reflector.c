@@ -119,8 +119,9 @@ static char *reflector_path(const reflector_t *r, const char *extra)
 		free(path);
 		path = p;
 	}
-	if (r->opt.field_selector) {
-		char *p = xasprintf("%s&fieldSelector=%s", path, r->opt.field_selector);
+	const char *fields = r->opt.field_selector ? r->opt.field_selector : r->kind->field_selector;
+	if (fields) {
+		char *p = xasprintf("%s&fieldSelector=%s", path, fields);
 		free(path);
 		path = p;
 	}

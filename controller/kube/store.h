@@ -24,6 +24,7 @@ typedef struct {
 	const char *resource; /* "pods": logs and metrics */
 	const char *path;     /* "/api/v1/pods": where the reflector lists and watches it */
 	const char *label_selector; /* URL-escaped selector the kind is always listed with, or NULL */
+	const char *field_selector; /* URL-escaped field selector the kind is always listed with, or NULL */
 	size_t size;          /* sizeof the projection struct */
 	int (*decode)(const cJSON *obj, void *out, char *err, size_t errlen);
 	void (*release)(void *proj); /* frees what the projection owns, not the struct */

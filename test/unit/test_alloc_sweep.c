@@ -62,7 +62,7 @@ static int decode_all(const char *buf, size_t len)
 	cJSON *obj = cJSON_ParseWithLength(buf, len);
 	if (obj != NULL) {
 		const store_kind_t *kinds[] = { &kinds_nodes, &kinds_pods, &kinds_claims,
-						&kinds_slices, &kinds_device_classes };
+						&kinds_slices, &kinds_device_classes, &kinds_prepare_failures };
 		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 			void *proj = xcalloc(1, kinds[k]->size);
 			if (kinds[k]->decode(obj, proj, err, sizeof(err)) == 0) {

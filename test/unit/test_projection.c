@@ -291,6 +291,58 @@ static void test_claim_fixture(void **state)
 	cJSON_Delete(obj);
 }
 
+/* The kubelet's FailedPrepareDynamicResources Event as a core/v1 recorder writes it, and the events.k8s.io form. */
+static void test_event_fixture(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_json("objects/event_prepare_failed.json");
+	projection_event_t e;
+	char err[256];
+	assert_int_equal(projection_decode_event(obj, &e, err, sizeof(err)), 0);
+	assert_string_equal(e.object_kind, "Pod");
+	assert_string_equal(e.object_namespace, "default");
+	assert_string_equal(e.object_name, "train-0");
+	assert_string_equal(e.host, "gpu-a-1");
+	assert_non_null(strstr(e.message, "code = DeadlineExceeded"));
+	assert_int_equal(e.count, 5);
+	assert_int_equal(e.last_seen, 1796158800 + 250); /* lastTimestamp, not the creation */
+	projection_free_event(&e);
+	cJSON_Delete(obj);
+
+	/* Written through events.k8s.io: no source, no count, no lastTimestamp. */
+	obj = fixture_quoted_json("{'metadata':{'name':'e','namespace':'default','creationTimestamp':'2026-12-01T21:00:00Z'},"
+				  "'involvedObject':{'kind':'Pod','namespace':'default','name':'p'},"
+				  "'eventTime':'2026-12-01T21:00:07.123456Z','series':{'count':3,"
+				  "'lastObservedTime':'2026-12-01T21:02:00.000001Z'},'reportingInstance':'gpu-a-2'}");
+	assert_int_equal(projection_decode_event(obj, &e, err, sizeof(err)), 0);
+	assert_string_equal(e.host, "gpu-a-2");
+	assert_int_equal(e.count, 1);
+	assert_int_equal(e.last_seen, 1796158800 + 120);
+	assert_null(e.message);
+	projection_free_event(&e);
+	cJSON_Delete(obj);
+}
+
+/* The claim controller's finalizer, read from metadata.finalizers[]. */
+static void test_claim_delete_protection(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_quoted_json("{'metadata':{'name':'c','namespace':'ns','deletionTimestamp':'2026-12-01T21:00:00Z',"
+					 "'finalizers':['example.com/other','resource.kubernetes.io/delete-protection']}}");
+	projection_claim_t c;
+	char err[256];
+	assert_int_equal(projection_decode_claim(obj, &c, err, sizeof(err)), 0);
+	assert_true(c.delete_protected);
+	assert_true(c.meta.deleting);
+	projection_free_claim(&c);
+	cJSON_Delete(obj);
+	obj = fixture_quoted_json("{'metadata':{'name':'c','namespace':'ns','finalizers':['example.com/other']}}");
+	assert_int_equal(projection_decode_claim(obj, &c, err, sizeof(err)), 0);
+	assert_false(c.delete_protected);
+	projection_free_claim(&c);
+	cJSON_Delete(obj);
+}
+
 static void test_claim_unallocated(void **state)
 {
 	(void)state;
@@ -1018,6 +1070,8 @@ int main(void)
 		cmocka_unit_test(test_pod_claim_template_fixture),
 		cmocka_unit_test(test_claim_fixture),
 		cmocka_unit_test(test_claim_unallocated),
+		cmocka_unit_test(test_event_fixture),
+		cmocka_unit_test(test_claim_delete_protection),
 		cmocka_unit_test(test_slice_fixture),
 		cmocka_unit_test(test_slice_partitionable),
 		cmocka_unit_test(test_device_class_fixture),
