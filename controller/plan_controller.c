@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "api_versions.h"
+#include "buf.h"
 #include "capacity.h"
 #include "driver_failures.h"
 #include "freeze.h"
@@ -43,6 +44,8 @@
 #define PLAN_PREFLIGHT_RETRY_MAX_MS 60000
 /* The Preflight condition's message holds 32768 bytes. */
 #define PLAN_PREFLIGHT_MESSAGE_MAX 32000
+/* The Quarantined condition lists nodes up to this many bytes, and counts the rest. */
+#define PLAN_QUARANTINE_NAMES_MAX 30000
 
 /*
  * A plan's preflight in this process: the last complete probe for the
@@ -2032,28 +2035,32 @@ static void pc_render_extended_resource(plan_controller_t *pc, cJSON *conds, con
 /* Quarantined: which nodes a permanent driver failure took out of their pools, and how to lift it. */
 static void pc_render_quarantine(cJSON *conds, const pc_reconcile_t *r)
 {
-	char *names = NULL;
-	size_t n = 0;
+	buf_t names;
+	buf_init(&names, PLAN_QUARANTINE_NAMES_MAX);
+	size_t n = 0, listed = 0;
 	for (size_t i = 0; i < r->plan->n_pools; i++)
 		for (size_t m = 0; m < r->runs[i].n; m++) {
 			const pool_member_t *mem = &r->runs[i].members[m];
 			if (mem->state.quarantine == NULL && r->runs[i].failures[m].patch == NULL)
 				continue;
-			char *was = names;
-			names = xasprintf("%s%s%s (pool %s)", was ? was : "", was ? ", " : "", mem->node->meta.name,
-					  r->plan->pools[i].name);
-			free(was);
 			n++;
+			/* The condition's message holds 32768 bytes: names that do not fit are counted. */
+			char *one = xasprintf("%s%s (pool %s)", listed ? ", " : "", mem->node->meta.name,
+					      r->plan->pools[i].name);
+			if (!names.full && buf_puts(&names, one) == 0)
+				listed++;
+			free(one);
 		}
 	char *msg = n ? xasprintf("%zu node(s) quarantined by a permanent driver failure, cordoned and left out of "
-				  "their pools' progress: %s; once the driver is fixed, lift with kubectl annotate node "
+				  "their pools' progress: %s%s; once the driver is fixed, lift with kubectl annotate node "
 				  "NODE %s- and uncordon it",
-				  n, names, DRIVER_FAILURE_ANN_QUARANTINE)
+				  n, names.data ? names.data : "", listed < n ? ", and more (status.pools[].driverFailures)" : "",
+				  DRIVER_FAILURE_ANN_QUARANTINE)
 		      : xstrdup("no node is quarantined");
 	pc_condition(conds, r->po->status, "Quarantined", n > 0, n ? "PermanentDriverFailure" : "NoneQuarantined", msg,
 		     r->po->generation, r->now_s);
 	free(msg);
-	free(names);
+	buf_free(&names);
 }
 
 /* Render the plan's conditions as the reconciler decided them. */
