@@ -12,6 +12,8 @@ package main
 //	KNOB  = prepare-delay=DURATION     NodePrepareResources latency
 //	      | prepare-fail-rate=FLOAT    probability (0..1) that a prepare fails
 //	      | driver-crash[=BOOL]        driver unregistered: slices go, prepares fail
+//	      | prepare-timeout[=BOOL]     every prepare times out (gRPC DeadlineExceeded): retryable
+//	      | stale-slices[=BOOL]        an unregistered driver's slices stay (the kubelet's wipe fails)
 //	      | missing-devices=INT        slices publish that many devices fewer
 //	      | clear                      forget every knob of this scope
 //
@@ -34,10 +36,13 @@ type FaultSettings struct {
 	PrepareFailRate *float64       `json:"prepareFailRate,omitempty"`
 	DriverCrash     *bool          `json:"driverCrash,omitempty"`
 	MissingDevices  *int           `json:"missingDevices,omitempty"`
+	PrepareTimeout  *bool          `json:"prepareTimeout,omitempty"`
+	StaleSlices     *bool          `json:"staleSlices,omitempty"`
 }
 
 func (f *FaultSettings) empty() bool {
-	return f.PrepareDelay == nil && f.PrepareFailRate == nil && f.DriverCrash == nil && f.MissingDevices == nil
+	return f.PrepareDelay == nil && f.PrepareFailRate == nil && f.DriverCrash == nil && f.MissingDevices == nil &&
+		f.PrepareTimeout == nil && f.StaleSlices == nil
 }
 
 // overlay copies the knobs set in o over f.
@@ -57,6 +62,12 @@ func (f *FaultSettings) overlay(o *FaultSettings) {
 	if o.MissingDevices != nil {
 		f.MissingDevices = o.MissingDevices
 	}
+	if o.PrepareTimeout != nil {
+		f.PrepareTimeout = o.PrepareTimeout
+	}
+	if o.StaleSlices != nil {
+		f.StaleSlices = o.StaleSlices
+	}
 }
 
 // Effective is what one node runs with, after defaults and overrides.
@@ -65,6 +76,8 @@ type Effective struct {
 	PrepareFailRate float64
 	DriverCrash     bool
 	MissingDevices  int
+	PrepareTimeout  bool
+	StaleSlices     bool
 }
 
 type Faults struct {
@@ -137,15 +150,22 @@ func parseFaultItem(item string, knownPools, knownNodes map[string]bool) (faultI
 				return fi, fmt.Errorf("%q: prepare-fail-rate wants a number from 0 to 1", item)
 			}
 			fi.set.PrepareFailRate = &r
-		case "driver-crash":
+		case "driver-crash", "prepare-timeout", "stale-slices":
 			b := true
 			if hasVal {
 				var err error
 				if b, err = strconv.ParseBool(val); err != nil {
-					return fi, fmt.Errorf("%q: driver-crash wants true or false", item)
+					return fi, fmt.Errorf("%q: %s wants true or false", item, key)
 				}
 			}
-			fi.set.DriverCrash = &b
+			switch key {
+			case "driver-crash":
+				fi.set.DriverCrash = &b
+			case "prepare-timeout":
+				fi.set.PrepareTimeout = &b
+			default:
+				fi.set.StaleSlices = &b
+			}
 		case "missing-devices":
 			k, err := strconv.Atoi(val)
 			if err != nil || k < 0 {
@@ -155,7 +175,7 @@ func parseFaultItem(item string, knownPools, knownNodes map[string]bool) (faultI
 		case "clear":
 			fi.clear = true
 		default:
-			return fi, fmt.Errorf("%q: unknown knob %q (prepare-delay, prepare-fail-rate, driver-crash, missing-devices, clear)", item, key)
+			return fi, fmt.Errorf("%q: unknown knob %q (prepare-delay, prepare-fail-rate, driver-crash, prepare-timeout, stale-slices, missing-devices, clear)", item, key)
 		}
 	}
 	return fi, nil
@@ -235,6 +255,12 @@ func (f *Faults) For(pool, node string, defaultPrepare time.Duration) Effective 
 	if s.MissingDevices != nil {
 		e.MissingDevices = *s.MissingDevices
 	}
+	if s.PrepareTimeout != nil {
+		e.PrepareTimeout = *s.PrepareTimeout
+	}
+	if s.StaleSlices != nil {
+		e.StaleSlices = *s.StaleSlices
+	}
 	return e
 }
 
@@ -264,6 +290,12 @@ func (f *Faults) Snapshot() FaultSnapshot {
 		}
 		if s.MissingDevices != nil {
 			knobs = append(knobs, "missing-devices="+strconv.Itoa(*s.MissingDevices))
+		}
+		if s.PrepareTimeout != nil {
+			knobs = append(knobs, "prepare-timeout="+strconv.FormatBool(*s.PrepareTimeout))
+		}
+		if s.StaleSlices != nil {
+			knobs = append(knobs, "stale-slices="+strconv.FormatBool(*s.StaleSlices))
 		}
 		if len(knobs) > 0 {
 			spec = append(spec, scope+":"+strings.Join(knobs, ":"))

@@ -55,7 +55,7 @@ func testFaults() *Faults {
 
 func TestFaultsPrecedence(t *testing.T) {
 	f := testFaults()
-	spec := "pool=a:prepare-delay=5s,node=a-1:prepare-fail-rate=0.5,node=a-2:driver-crash,node=a-3:missing-devices=2:prepare-delay=1s"
+	spec := "pool=a:prepare-delay=5s,node=a-1:prepare-fail-rate=0.5,node=a-2:driver-crash:stale-slices,node=a-3:missing-devices=2:prepare-delay=1s:prepare-timeout"
 	if err := f.Apply(spec); err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +63,8 @@ func TestFaultsPrecedence(t *testing.T) {
 	cases := map[string]Effective{
 		"a-0": {PrepareDelay: 5 * time.Second},
 		"a-1": {PrepareDelay: 5 * time.Second, PrepareFailRate: 0.5},
-		"a-2": {PrepareDelay: 5 * time.Second, DriverCrash: true},
-		"a-3": {PrepareDelay: time.Second, MissingDevices: 2},
+		"a-2": {PrepareDelay: 5 * time.Second, DriverCrash: true, StaleSlices: true},
+		"a-3": {PrepareDelay: time.Second, MissingDevices: 2, PrepareTimeout: true},
 	}
 	for node, want := range cases {
 		if got := f.For("a", node, def); got != want {
@@ -78,7 +78,7 @@ func TestFaultsPrecedence(t *testing.T) {
 	if err := f.Apply("node=a-2:driver-crash=false\nnode=a-3:clear;all:prepare-fail-rate=0.1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.For("a", "a-2", def); got.DriverCrash || got.PrepareFailRate != 0.1 {
+	if got := f.For("a", "a-2", def); got.DriverCrash || !got.StaleSlices || got.PrepareFailRate != 0.1 {
 		t.Errorf("a-2 after changes: %+v", got)
 	}
 	if got := f.For("a", "a-3", def); got != (Effective{PrepareDelay: 5 * time.Second, PrepareFailRate: 0.1}) {
@@ -94,7 +94,7 @@ func TestFaultsRejectAtomically(t *testing.T) {
 	for _, bad := range []string{
 		"", "node=zz-9:driver-crash", "pool=c:prepare-delay=1s", "a-1:driver-crash", "node=a-1",
 		"node=a-1:prepare-fail-rate=2", "node=a-1:prepare-delay=soon", "node=a-1:missing-devices=-1",
-		"node=a-1:explode", "node=a-1:driver-crash=maybe",
+		"node=a-1:explode", "node=a-1:driver-crash=maybe", "node=a-1:prepare-timeout=soon", "node=a-1:stale-slices=2",
 	} {
 		if err := f.Apply(bad); err == nil {
 			t.Errorf("Apply(%q) accepted", bad)

@@ -344,6 +344,16 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 		}
 		st.prepareUntil = time.Time{}
 		s.metrics.prepares.Add(1)
+		if eff.PrepareTimeout {
+			// The kubelet's gRPC call ran out of time: the DRA manager wraps
+			// the status error as "NodePrepareResources: %w".
+			s.metrics.preparesFailed.Add(1)
+			st.attempts++
+			s.warn(pod, st, "FailedPrepareDynamicResources",
+				"Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources: rpc error: code = DeadlineExceeded desc = context deadline exceeded")
+			s.podQueue.AddAfter(key, backoff(st.attempts))
+			return nil
+		}
 		if eff.PrepareFailRate > 0 && s.randFloat() < eff.PrepareFailRate {
 			s.metrics.preparesFailed.Add(1)
 			st.attempts++
