@@ -2052,8 +2052,8 @@ static void pc_render_quarantine(cJSON *conds, const pc_reconcile_t *r)
 			free(one);
 		}
 	char *msg = n ? xasprintf("%zu node(s) quarantined by a permanent driver failure, cordoned and left out of "
-				  "their pools' progress: %s%s; once the driver is fixed, lift with kubectl annotate node "
-				  "NODE %s- and uncordon it",
+				  "their pools' progress: %s%s; once the driver is fixed, acknowledge the breach (failures "
+				  "before it are judged no more), then lift with kubectl annotate node NODE %s- and uncordon it",
 				  n, names.data ? names.data : "", listed < n ? ", and more (status.pools[].driverFailures)" : "",
 				  DRIVER_FAILURE_ANN_QUARANTINE)
 		      : xstrdup("no node is quarantined");

@@ -102,8 +102,9 @@ void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decis
 
 	cJSON *patch = cJSON_CreateObject();
 	cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-	char *why = xasprintf("%s (lift: kubectl annotate node %s %s-)", what + 2, in->node,
-			      DRIVER_FAILURE_ANN_QUARANTINE);
+	char *why = xasprintf("%s (lift once the driver is fixed and the breach acknowledged: kubectl annotate node "
+			      "%s %s-)",
+			      what + 2, in->node, DRIVER_FAILURE_ANN_QUARANTINE);
 	cJSON_AddStringToObject(ann, DRIVER_FAILURE_ANN_QUARANTINE, why);
 	free(why);
 	if (!in->unschedulable) {
