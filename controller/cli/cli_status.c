@@ -296,12 +296,14 @@ static void cli_node_line(cli_frame_t *f, const char *branch, int name_width, co
 	const char *waits = "";
 	if (st->bad_record)
 		waits = "its drashift.io annotations cannot be read: drashift leaves it alone";
+	else if (st->quarantine)
+		waits = "QUARANTINED: drashift leaves it alone, cordoned";
 	else if (st->step == HANDOVER_FAILED)
 		waits = st->failure ? st->failure : handover_step_waits_for(st->step);
 	else if (moving)
 		waits = handover_step_waits_for(st->step);
 	cli_line(f, "%s %-*s %-6s %s%*s %s %6s  %s%s", branch, name_width, node->meta.name, canary ? "canary" : "", step,
-		 cols < 22 ? 22 - cols : 0, "", bar, since, moving ? "waiting for " : "", waits);
+		 cols < 22 ? 22 - cols : 0, "", bar, since, moving && !st->quarantine ? "waiting for " : "", waits);
 }
 
 static int cli_node_rank(const handover_state_t *st)

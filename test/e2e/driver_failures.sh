@@ -99,6 +99,7 @@ expect_contains "$(kubectl get events -A --field-selector reason=NodeQuarantined
 wait_for 60 "driverErrors to breach and freeze the plan" frozen
 expect_eq "$(plan_field drivers '{.status.breach.signal}')" driverErrors "breached signal"
 expect_eq "$(kubectl -n team-load get pod broken -o jsonpath='{.spec.nodeName}/{.metadata.deletionTimestamp}')" a-1/ "the pod on a-1, kept"
+expect_contains "$(kubectl drashift status drivers | grep ' a-1 ')" "QUARANTINED: drashift leaves it alone, cordoned" "kubectl drashift status"
 log "step 2: a-1 quarantined and the plan frozen: $(driver_errors)"
 
 # ---- 3. needs cleanup: stale slices of a driver that stopped ----
