@@ -5,12 +5,9 @@
 
 #include "strmap.h"
 
-/* The pod holds a claim allocated from driver; true when the pod is not cached (nothing says otherwise). */
-static bool driver_failures_pod_uses(const cache_t *cache, const projection_event_t *ev, const char *driver)
+/* The pod holds a claim allocated from driver. */
+static bool driver_failures_pod_uses(const cache_t *cache, const projection_pod_t *pod, const char *driver)
 {
-	const projection_pod_t *pod = store_get(cache_store(cache, CACHE_PODS), ev->object_namespace, ev->object_name);
-	if (pod == NULL)
-		return true;
 	const store_t *claims = cache_store(cache, CACHE_CLAIMS);
 	for (size_t i = 0; i < pod->n_claims; i++) {
 		const projection_claim_t *c = store_get(claims, pod->meta.namespace, pod->claims[i]);
@@ -21,13 +18,6 @@ static bool driver_failures_pod_uses(const cache_t *cache, const projection_even
 	return false;
 }
 
-static const char *driver_failures_node_of(const cache_t *cache, const projection_event_t *ev)
-{
-	if (ev->host)
-		return ev->host;
-	const projection_pod_t *pod = store_get(cache_store(cache, CACHE_PODS), ev->object_namespace, ev->object_name);
-	return pod ? pod->node_name : NULL;
-}
 
 static uint32_t driver_failures_add(uint32_t a, int64_t b)
 {
@@ -49,7 +39,11 @@ void driver_failures_gather(const cache_t *cache, const char *driver, int64_t si
 		const projection_event_t *ev = v;
 		if (ev->object_kind == NULL || strcmp(ev->object_kind, "Pod") != 0 || ev->last_seen < since_ms / 1000)
 			continue;
-		const char *node = driver_failures_node_of(cache, ev);
+		const projection_pod_t *pod =
+			store_get(cache_store(cache, CACHE_PODS), ev->object_namespace, ev->object_name);
+		if (pod == NULL || pod->phase != PROJECTION_POD_PENDING || pod->meta.deleting)
+			continue; /* the pod ran, or is gone: that failure is over */
+		const char *node = ev->host ? ev->host : pod->node_name;
 		driver_failure_node_t *e = node ? strmap_get(&nodes, node) : NULL;
 		if (e == NULL)
 			continue;
@@ -58,11 +52,11 @@ void driver_failures_gather(const cache_t *cache, const char *driver, int64_t si
 			e->not_registered = driver_failures_add(e->not_registered, ev->count);
 			break;
 		case DRIVER_REPORT_DEADLINE:
-			if (driver_failures_pod_uses(cache, ev, driver))
+			if (driver_failures_pod_uses(cache, pod, driver))
 				e->deadline = driver_failures_add(e->deadline, ev->count);
 			break;
 		case DRIVER_REPORT_PREPARE_FAILED:
-			if (driver_failures_pod_uses(cache, ev, driver))
+			if (driver_failures_pod_uses(cache, pod, driver))
 				e->prepare_failed = driver_failures_add(e->prepare_failed, ev->count);
 			break;
 		default:

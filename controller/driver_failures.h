@@ -6,10 +6,10 @@
  *
  * An Event counts for the node the kubelet that wrote it runs on
  * (source.host, or reportingInstance), else the node its pod is bound to,
- * and only while its last occurrence is inside the window. A
+ * while its last occurrence is inside the window and its pod still waits
+ * (cached, Pending): once the pod runs or is gone, the failure is over. A
  * NodePrepareResources message does not name the driver: it counts against
- * the plan's driver only when its pod (still cached) holds a claim allocated
- * from that driver, or when the pod is gone and nothing tells otherwise.
+ * the plan's driver only when the pod holds a claim allocated from it.
  */
 #ifndef DRASHIFT_DRIVER_FAILURES_H
 #define DRASHIFT_DRIVER_FAILURES_H

@@ -67,8 +67,8 @@ static void driver_failure_say(char *buf, size_t cap, size_t *len, const char *f
 void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decision_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->in[DRIVER_FAILURE_RETRYABLE] = in->deadline > 0;
-	out->in[DRIVER_FAILURE_PERMANENT] = in->prepare_failed > 0 || (in->not_registered > 0 && !in->slices_present);
+	out->in[DRIVER_FAILURE_RETRYABLE] = in->deadline > 0 || (in->not_registered > 0 && !in->slices_present);
+	out->in[DRIVER_FAILURE_PERMANENT] = in->prepare_failed > 0;
 	out->in[DRIVER_FAILURE_CLEANUP] = (in->not_registered > 0 && in->slices_present) || in->stuck_claims > 0;
 
 	char what[512];
@@ -76,9 +76,6 @@ void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decis
 	what[0] = '\0';
 	if (in->prepare_failed > 0)
 		driver_failure_say(what, sizeof(what), &len, "; permanent: the driver failed NodePrepareResources %u time(s)", in->prepare_failed);
-	if (in->not_registered > 0 && !in->slices_present)
-		driver_failure_say(what, sizeof(what), &len, "; permanent: the kubelet reports the driver not registered %u time(s)",
-				   in->not_registered);
 	if (in->not_registered > 0 && in->slices_present)
 		driver_failure_say(what, sizeof(what), &len, "; needsCleanup: the driver is not registered but its ResourceSlices for the node "
 				   "remain (stale): restart the driver or delete them");
@@ -88,6 +85,11 @@ void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decis
 				   in->stuck_claims, PROJECTION_CLAIM_FINALIZER);
 	if (in->deadline > 0)
 		driver_failure_say(what, sizeof(what), &len, "; retryable: NodePrepareResources timed out (DeadlineExceeded) %u time(s)", in->deadline);
+	if (in->not_registered > 0 && !in->slices_present)
+		driver_failure_say(what, sizeof(what), &len,
+				   "; retryable: the driver is not registered (%u report(s)) and its slices are withdrawn: "
+				   "pods prepare once it registers again",
+				   in->not_registered);
 	if (len == 0)
 		return;
 

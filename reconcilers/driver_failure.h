@@ -14,14 +14,22 @@
  *   NodePrepareResources: rpc error: code = <anything else> ...
  *                             the driver answered with an error: permanent
  *   DRA driver <driver> is not registered
- *                             the driver's kubelet plugin is gone: permanent,
- *                             or needs cleanup while its ResourceSlices for
- *                             the node are still published (stale slices:
- *                             the scheduler keeps allocating devices no
- *                             plugin serves)
+ *                             the driver's kubelet plugin is away (a crash,
+ *                             a restart, a rollout): retryable once the
+ *                             kubelet has withdrawn its ResourceSlices for
+ *                             the node (no new claim lands there, and the
+ *                             pods already allocated prepare when it
+ *                             registers again; an absence that lasts shows
+ *                             as claims stuck not Ready in driverErrors);
+ *                             needs cleanup while those slices are still
+ *                             published (stale slices: the scheduler keeps
+ *                             allocating devices no plugin serves)
  *
  * Any other message (the pod may not use the claim, the claim could not be
- * fetched, ...) is not the driver's failure and is not classified.
+ * fetched, ...) is not the driver's failure and is not classified. A report
+ * describes the present only while its pod still waits (the controller
+ * gathers those only, see controller/driver_failures.h): once the pod runs
+ * or is gone, the failure is over.
  *
  * Besides the events, a ResourceClaim deleted for longer than the SLO's stuck
  * threshold that still carries the resource.kubernetes.io/delete-protection
@@ -30,7 +38,7 @@
  * unprepared keeps it forever.
  *
  * Classes, per node:
- *   retryable     counted and shown; the kubelet retries on its own
+ *   retryable     shown; the kubelet retries on its own
  *   permanent     the node is quarantined: cordoned, recorded in the
  *                 drashift.io/quarantine annotation, excluded from its pool's
  *                 progress, never moved by drashift again until a person

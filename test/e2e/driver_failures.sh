@@ -6,7 +6,10 @@
 #      NodePrepareResources: rpc error: code = DeadlineExceeded"): a-0 is
 #      named under driverFailures.retryable, driverErrors shows it by class but
 #      does not count it, nothing is cordoned, nothing freezes; the fault
-#      cleared, the pod runs;
+#      cleared, the pod runs; then a-0's driver goes away under a pod whose
+#      claim is allocated ("DRA driver gpu.example.com is not registered", its
+#      slices withdrawn): retryable too, no quarantine, and the pod runs when
+#      the driver is back;
 #   2. permanent: the driver fails every prepare on a-1 (prepare-fail-rate=1):
 #      a-1 is quarantined (cordoned, marked cordoned by drashift, the
 #      drashift.io/quarantine annotation, a NodeQuarantined Event, the
@@ -82,6 +85,25 @@ fault node=a-0:prepare-timeout=false
 slow_running() { [ "$(kubectl -n team-load get pod slow -o jsonpath='{.status.phase}')" = Running ]; }
 wait_for 90 "the pod on a-0 to run once prepares answer again" slow_running
 log "step 1: a-0 retryable: $(failures messages)"
+# A driver that goes away (a restart, a rollout) under a pod whose claim is
+# allocated: the kubelet says it is not registered; once its slices are
+# withdrawn that is retryable too, and the pod runs when the driver is back.
+fault node=a-0:prepare-delay=8s
+pinned_pod restart a-0
+claim_of() { kubectl -n team-load get pod "$1" -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}'; }
+allocated() { c=$(claim_of restart) && [ -n "$c" ] && [ -n "$(kubectl -n team-load get resourceclaim "$c" -o jsonpath='{.status.allocation}')" ]; }
+wait_for 60 "the claim of the pod on a-0 allocated" allocated
+fault node=a-0:driver-crash
+away() { [ "$(failures retryable)" = '["a-0"]' ] && failures messages | grep -q 'a-0; retryable: the driver is not registered'; }
+wait_for 90 "a-0 named retryable while its driver is away" away
+expect_eq "$(node_field a-0 '{.spec.unschedulable}{.metadata.annotations.drashift\.io/quarantine}')" "" "a-0's cordon and quarantine while its driver is away"
+frozen && fail "a driver away froze the plan"
+fault node=a-0:clear
+restart_running() { [ "$(kubectl -n team-load get pod restart -o jsonpath='{.status.phase}')" = Running ]; }
+wait_for 90 "the pod on a-0 to run once its driver is back" restart_running
+over() { [ "$(failures retryable)" = '[]' ]; }
+wait_for 30 "a-0's failures to be over once its pods run" over
+log "step 1: a-0's driver came back: nothing quarantined, nothing frozen"
 
 # ---- 2. permanent: quarantine, and the breach ----
 fault node=a-1:prepare-fail-rate=1
@@ -120,7 +142,7 @@ log "step 3: a-2 needs cleanup: $(driver_errors)"
 
 # ---- 4. nothing deleted, leave what you found, lift the quarantine, no violations ----
 expect_eq "$(kubectl -n team-load get pods -o jsonpath='{range .items[*]}{.metadata.name}:{.metadata.deletionTimestamp} {end}')" \
-	"broken: slow: stale: " "pods, none deleted"
+	"broken: restart: slow: stale: " "pods, none deleted"
 expect_eq "$(kubectl -n team-load get resourceclaims -o jsonpath='{range .items[*]}{.metadata.deletionTimestamp}{end}')" "" "claims being deleted"
 ! grep -q 'msg="evicting"' "$TEST_DIR/operator.log" || fail "drashift evicted a pod"
 for n in a-0 a-2; do
@@ -129,7 +151,7 @@ done
 # A person fixes both drivers, acknowledges the breach (failures before it are
 # judged no more), then lifts the quarantine: drashift leaves a-1 cordoned.
 fault node=a-1:clear,node=a-2:clear
-running() { [ "$(kubectl -n team-load get pods -o jsonpath='{range .items[*]}{.status.phase} {end}')" = "Running Running Running " ]; }
+running() { [ "$(kubectl -n team-load get pods -o jsonpath='{range .items[*]}{.status.phase} {end}')" = "Running Running Running Running " ]; }
 wait_for 120 "every pod running once the drivers answer" running
 sleep 2
 kubectl drashift acknowledge drivers >/dev/null
