@@ -43,7 +43,9 @@ spec:
   driver: gpu.example.com
   extendedResource: example.com/gpu
   deviceClassNames: [gpu.example.com]
-  slo: {minSamples: 1}
+  # A driver away withdraws its slices: capacity drift, judged on its own
+  # elsewhere (freeze.sh); here only driverErrors may freeze the plan.
+  slo: {minSamples: 1, maxCapacityDrift: 100}
   pools:
   - name: a
     nodeSelector: {matchLabels: {drashift.io/pool: a}}
