@@ -50,6 +50,8 @@ void driver_failures_gather(const cache_t *cache, const char *driver, int64_t si
 		switch (driver_failure_read(ev->message, driver)) {
 		case DRIVER_REPORT_NOT_REGISTERED:
 			e->not_registered = driver_failures_add(e->not_registered, ev->count);
+			if (e->not_registered_since_ms == 0 || ev->first_seen * 1000 < e->not_registered_since_ms)
+				e->not_registered_since_ms = ev->first_seen * 1000;
 			break;
 		case DRIVER_REPORT_DEADLINE:
 			if (driver_failures_pod_uses(cache, pod, driver))

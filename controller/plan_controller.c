@@ -1445,7 +1445,8 @@ static void pc_driver_failures(plan_controller_t *pc, pc_reconcile_t *r)
 							   .slices_present = r->runs[i].ads[m].slices_present,
 							   .dra_owned = mem->state.dra_enabled,
 							   .quarantined = mem->state.quarantine != NULL,
-							   .unschedulable = mem->node->unschedulable };
+							   .unschedulable = mem->node->unschedulable,
+							   .now_ms = r->now };
 		}
 	int64_t since = r->now - (int64_t)r->plan->slo.window_ms;
 	if (r->freeze.judge_since_ms > since)

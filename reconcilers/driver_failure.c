@@ -67,16 +67,19 @@ static void driver_failure_say(char *buf, size_t cap, size_t *len, const char *f
 void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decision_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->in[DRIVER_FAILURE_RETRYABLE] = in->deadline > 0 || (in->not_registered > 0 && !in->slices_present);
+	/* The kubelet withdraws an absent driver's slices itself, after its wiping delay: only then are they stale. */
+	bool away = in->not_registered > 0;
+	bool stale = away && in->slices_present && in->now_ms - in->not_registered_since_ms >= DRIVER_FAILURE_WIPE_DELAY_MS;
+	out->in[DRIVER_FAILURE_RETRYABLE] = in->deadline > 0 || (away && !stale);
 	out->in[DRIVER_FAILURE_PERMANENT] = in->prepare_failed > 0;
-	out->in[DRIVER_FAILURE_CLEANUP] = (in->not_registered > 0 && in->slices_present) || in->stuck_claims > 0;
+	out->in[DRIVER_FAILURE_CLEANUP] = stale || in->stuck_claims > 0;
 
 	char what[512];
 	size_t len = 0;
 	what[0] = '\0';
 	if (in->prepare_failed > 0)
 		driver_failure_say(what, sizeof(what), &len, "; permanent: the driver failed NodePrepareResources %u time(s)", in->prepare_failed);
-	if (in->not_registered > 0 && in->slices_present)
+	if (stale)
 		driver_failure_say(what, sizeof(what), &len, "; needsCleanup: the driver is not registered but its ResourceSlices for the node "
 				   "remain (stale): restart the driver or delete them");
 	if (in->stuck_claims > 0)
@@ -85,11 +88,13 @@ void driver_failure_decide(const driver_failure_node_t *in, driver_failure_decis
 				   in->stuck_claims, PROJECTION_CLAIM_FINALIZER);
 	if (in->deadline > 0)
 		driver_failure_say(what, sizeof(what), &len, "; retryable: NodePrepareResources timed out (DeadlineExceeded) %u time(s)", in->deadline);
-	if (in->not_registered > 0 && !in->slices_present)
+	if (away && !stale)
 		driver_failure_say(what, sizeof(what), &len,
-				   "; retryable: the driver is not registered (%u report(s)) and its slices are withdrawn: "
-				   "pods prepare once it registers again",
-				   in->not_registered);
+				   "; retryable: the driver is not registered (%u report(s)); %s: pods prepare once it "
+				   "registers again",
+				   in->not_registered,
+				   in->slices_present ? "the kubelet withdraws its slices 30 s after it went"
+						      : "its slices are withdrawn");
 	if (len == 0)
 		return;
 

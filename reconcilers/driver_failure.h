@@ -21,9 +21,12 @@
  *                             pods already allocated prepare when it
  *                             registers again; an absence that lasts shows
  *                             as claims stuck not Ready in driverErrors);
- *                             needs cleanup while those slices are still
- *                             published (stale slices: the scheduler keeps
- *                             allocating devices no plugin serves)
+ *                             needs cleanup when those slices are still
+ *                             published DRIVER_FAILURE_WIPE_DELAY_MS after
+ *                             the first report (stale slices: the kubelet's
+ *                             wipe failed, and the scheduler keeps
+ *                             allocating devices no plugin serves); retryable
+ *                             before that
  *
  * Any other message (the pod may not use the claim, the claim could not be
  * fetched, ...) is not the driver's failure and is not classified. A report
@@ -57,6 +60,13 @@
 
 /* The kubelet's event reason for a prepare that failed (pkg/kubelet/events). */
 #define DRIVER_FAILURE_EVENT_REASON "FailedPrepareDynamicResources"
+/*
+ * The kubelet deletes the ResourceSlices of a driver that unregistered this
+ * long after it went (pkg/kubelet/cm/dra: defaultWipingDelay, not
+ * configurable): slices older than that with the driver away are stale.
+ */
+#define DRIVER_FAILURE_WIPE_DELAY_MS 30000
+
 /* Recorded on a quarantined node: why, in one line. Only a person removes it. */
 #define DRIVER_FAILURE_ANN_QUARANTINE "drashift.io/quarantine"
 
@@ -90,6 +100,8 @@ typedef struct {
 	uint32_t deadline;       /* DRIVER_REPORT_DEADLINE reports (event counts) */
 	uint32_t prepare_failed; /* DRIVER_REPORT_PREPARE_FAILED reports */
 	uint32_t not_registered; /* DRIVER_REPORT_NOT_REGISTERED reports */
+	int64_t not_registered_since_ms; /* the earliest of them (the Events' first occurrence); 0: none */
+	int64_t now_ms;
 	bool slices_present;     /* the plan's driver still publishes slices for the node */
 	uint32_t stuck_claims;   /* claims deleted for stuck_threshold or longer, still delete-protected */
 	bool dra_owned;          /* the DRA ownership label is on: the driver is meant to serve here */

@@ -228,6 +228,8 @@ typedef struct {
 	int64_t count;
 	/* lastTimestamp, else series.lastObservedTime, else eventTime, else creation: unix seconds. */
 	int64_t last_seen;
+	/* firstTimestamp, else eventTime, else creation: unix seconds. */
+	int64_t first_seen;
 } projection_event_t;
 
 /* ---- ResourceSlice (resource.k8s.io/v1) ---- */

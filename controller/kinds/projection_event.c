@@ -6,7 +6,21 @@
 
 #include "xalloc.h"
 
-/* The first of a series of optional time members that is set; 0 when none. */
+/* firstTimestamp, else eventTime, else the creation. */
+static int proj__event_first_seen(const json_decode_scope_t *top, int64_t created, int64_t *out)
+{
+	bool present;
+	*out = 0;
+	if (json_decode_time(top, "firstTimestamp", out, &present) != 0)
+		return -1;
+	if (!present && json_decode_time(top, "eventTime", out, &present) != 0)
+		return -1;
+	if (!present)
+		*out = created;
+	return 0;
+}
+
+/* The first of a series of optional time members that is set; the creation when none. */
 static int proj__event_last_seen(const json_decode_scope_t *top, int64_t created, int64_t *out)
 {
 	char path[JSON_DECODE_PATH_MAX];
@@ -45,7 +59,8 @@ int projection_decode_event(const cJSON *obj, projection_event_t *out, char *err
 	    json_decode_dup(&source, "host", false, &out->host) != 0 ||
 	    json_decode_dup(&top, "message", false, &out->message) != 0 ||
 	    proj__int(&top, "count", false, 0, INT32_MAX, &out->count) != 0 ||
-	    proj__event_last_seen(&top, out->meta.created, &out->last_seen) != 0)
+	    proj__event_last_seen(&top, out->meta.created, &out->last_seen) != 0 ||
+	    proj__event_first_seen(&top, out->meta.created, &out->first_seen) != 0)
 		goto fail;
 	if (out->host == NULL || out->host[0] == '\0') {
 		free(out->host);

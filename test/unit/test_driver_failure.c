@@ -68,7 +68,8 @@ typedef struct {
 	bool marks_cordon;    /* ... that cordons and records cordoned-by-drashift */
 } decide_row_t;
 
-#define NODE(...) { .node = "a-1", .dra_owned = true, __VA_ARGS__ }
+#define NOW 1796158800000LL
+#define NODE(...) { .node = "a-1", .dra_owned = true, .now_ms = NOW, __VA_ARGS__ }
 
 static const decide_row_t decide_rows[] = {
 	{ "nothing reported: no class, nothing written", NODE(0), false, false, false, false, false },
@@ -78,9 +79,13 @@ static const decide_row_t decide_rows[] = {
 	{ "a node someone else cordoned is quarantined without claiming the cordon",
 	  NODE(.prepare_failed = 1, .unschedulable = true), false, true, false, true, false },
 	{ "not registered and its slices withdrawn: retryable (a restart, a rollout), not quarantined",
-	  NODE(.not_registered = 2), true, false, false, false, false },
-	{ "not registered while its slices remain: stale slices need cleanup, no quarantine",
-	  NODE(.not_registered = 2, .slices_present = true), false, false, true, false, false },
+	  NODE(.not_registered = 2, .not_registered_since_ms = NOW - 600000), true, false, false, false, false },
+	{ "not registered while its slices remain past the kubelet's 30 s wipe: stale, needs cleanup, no quarantine",
+	  NODE(.not_registered = 2, .not_registered_since_ms = NOW - 30000, .slices_present = true), false, false, true,
+	  false, false },
+	{ "not registered, slices not wiped yet (29 s): retryable",
+	  NODE(.not_registered = 2, .not_registered_since_ms = NOW - 29000, .slices_present = true), true, false, false,
+	  false, false },
 	{ "claims stuck with the delete-protection finalizer need cleanup", NODE(.stuck_claims = 1), false, false, true,
 	  false, false },
 	{ "already quarantined: nothing written again", NODE(.prepare_failed = 4, .quarantined = true), false, true,

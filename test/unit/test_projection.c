@@ -306,6 +306,7 @@ static void test_event_fixture(void **state)
 	assert_non_null(strstr(e.message, "code = DeadlineExceeded"));
 	assert_int_equal(e.count, 5);
 	assert_int_equal(e.last_seen, 1796158800 + 250); /* lastTimestamp, not the creation */
+	assert_int_equal(e.first_seen, 1796158800);
 	projection_free_event(&e);
 	cJSON_Delete(obj);
 
@@ -318,6 +319,7 @@ static void test_event_fixture(void **state)
 	assert_string_equal(e.host, "gpu-a-2");
 	assert_int_equal(e.count, 1);
 	assert_int_equal(e.last_seen, 1796158800 + 120);
+	assert_int_equal(e.first_seen, 1796158800 + 7);
 	assert_null(e.message);
 	projection_free_event(&e);
 	cJSON_Delete(obj);
