@@ -83,10 +83,10 @@ wait_for 90 "a-0 named retryable" retryable
 expect_contains "$(driver_errors)" "0 1/0/0" "driverErrors: value and nodes by class"
 expect_eq "$(node_field a-0 '{.spec.unschedulable}{.metadata.annotations.drashift\.io/quarantine}')" "" "a-0's cordon and quarantine"
 frozen && fail "a retryable failure froze the plan"
+log "step 1: a-0 retryable: $(failures messages)"
 fault node=a-0:prepare-timeout=false
 slow_running() { [ "$(kubectl -n team-load get pod slow -o jsonpath='{.status.phase}')" = Running ]; }
 wait_for 90 "the pod on a-0 to run once prepares answer again" slow_running
-log "step 1: a-0 retryable: $(failures messages)"
 # A driver that goes away (a restart, a rollout) under a pod whose claim is
 # allocated: the kubelet says it is not registered; once its slices are
 # withdrawn that is retryable too, and the pod runs when the driver is back.
@@ -100,6 +100,7 @@ away() { [ "$(failures retryable)" = '["a-0"]' ] && failures messages | grep -q 
 wait_for 90 "a-0 named retryable while its driver is away" away
 expect_eq "$(node_field a-0 '{.spec.unschedulable}{.metadata.annotations.drashift\.io/quarantine}')" "" "a-0's cordon and quarantine while its driver is away"
 frozen && fail "a driver away froze the plan"
+log "step 1: a-0 retryable while its driver is away: $(failures messages)"
 fault node=a-0:clear
 restart_running() { [ "$(kubectl -n team-load get pod restart -o jsonpath='{.status.phase}')" = Running ]; }
 wait_for 90 "the pod on a-0 to run once its driver is back" restart_running
