@@ -38,6 +38,7 @@ static void decode_all(const cJSON *obj)
 		projection_claim_t claim;
 		projection_slice_t slice;
 		projection_device_class_t cls;
+		projection_event_t event;
 	} u;
 	volatile size_t total = 0;
 
@@ -58,6 +59,7 @@ static void decode_all(const cJSON *obj)
 	TRY_DECODER(claim, claim);
 	TRY_DECODER(slice, slice);
 	TRY_DECODER(device_class, cls);
+	TRY_DECODER(event, event);
 #undef TRY_DECODER
 	(void)total;
 }
