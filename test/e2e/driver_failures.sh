@@ -20,12 +20,13 @@
 #      places a pod there and the kubelet says "DRA driver gpu.example.com is
 #      not registered": a-2 is named under needsCleanup, not quarantined, not
 #      cordoned, and the plan freezes again;
-#   4. nothing was deleted or evicted, a-0 and a-2 were never cordoned; with
+#   3b. needs cleanup: a person deletes the claim of a-0's running pod: past
+#      stuckThreshold, still under resource.kubernetes.io/delete-protection,
+#      a-0 is named under needsCleanup, not cordoned;
+#   4. drashift deleted or evicted nothing, a-0 and a-2 were never cordoned; with
 #      the drivers fixed and the breach acknowledged, lifting a-1's quarantine
 #      leaves it cordoned for a person to uncordon, and it is not quarantined
 #      again; the simulator saw no double ownership or double allocation.
-# Claims stuck with resource.kubernetes.io/delete-protection (the other
-# needs-cleanup case) are covered by test/unit/test_driver_failure.c only.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 install_drashift
@@ -45,7 +46,8 @@ spec:
   deviceClassNames: [gpu.example.com]
   # A driver away withdraws its slices: capacity drift, judged on its own
   # elsewhere (freeze.sh); here only driverErrors may freeze the plan.
-  slo: {minSamples: 1, maxCapacityDrift: 100}
+  # stuckThreshold 60 s: how long a deleted claim may stay delete-protected (3b).
+  slo: {minSamples: 1, maxCapacityDrift: 100, stuckThreshold: 60s}
   pools:
   - name: a
     nodeSelector: {matchLabels: {drashift.io/pool: a}}
@@ -143,18 +145,38 @@ wait_for 60 "the stale slices to freeze the plan again" frozen
 expect_eq "$(failures quarantined)" '["a-1"]' "quarantined nodes"
 log "step 3: a-2 needs cleanup: $(driver_errors)"
 
+# ---- 3b. needs cleanup: a claim stuck with resource.kubernetes.io/delete-protection ----
+# A person deletes the claim of the pod running on a-0: the claim controller
+# keeps its finalizer while the pod holds it; past stuckThreshold a-0 needs
+# cleanup too, and stays schedulable.
+slow_claim=$(claim_of slow)
+kubectl -n team-load delete resourceclaim "$slow_claim" --wait=false >/dev/null
+expect_contains "$(kubectl -n team-load get resourceclaim "$slow_claim" -o jsonpath='{.metadata.finalizers}')" \
+	resource.kubernetes.io/delete-protection "the deleted claim's finalizers"
+stuck() { [ "$(failures needsCleanup)" = '["a-0","a-2"]' ]; }
+wait_for 150 "a-0 named needsCleanup for its stuck claim" stuck
+expect_contains "$(failures messages)" "a-0; needsCleanup: 1 deleted claim(s) still held by resource.kubernetes.io/delete-protection" \
+	"driverFailures.messages"
+expect_eq "$(node_field a-0 '{.spec.unschedulable}{.metadata.annotations.drashift\.io/quarantine}')" "" "a-0's cordon and quarantine"
+log "step 3b: a-0 needs cleanup: $(failures messages)"
+
 # ---- 4. nothing deleted, leave what you found, lift the quarantine, no violations ----
 expect_eq "$(kubectl -n team-load get pods -o jsonpath='{range .items[*]}{.metadata.name}:{.metadata.deletionTimestamp} {end}')" \
 	"broken: restart: slow: stale: " "pods, none deleted"
-expect_eq "$(kubectl -n team-load get resourceclaims -o jsonpath='{range .items[*]}{.metadata.deletionTimestamp}{end}')" "" "claims being deleted"
+expect_eq "$(kubectl -n team-load get resourceclaims -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name} {end}')" "$slow_claim " \
+	"claims being deleted: only the one the person deleted"
 ! grep -q 'msg="evicting"' "$TEST_DIR/operator.log" || fail "drashift evicted a pod"
 for n in a-0 a-2; do
 	expect_eq "$(node_field $n '{.spec.unschedulable}')" "" "$n's cordon"
 done
-# A person fixes both drivers, acknowledges the breach (failures before it are
-# judged no more), then lifts the quarantine: drashift leaves a-1 cordoned.
+# A person cleans up (the pod holding the deleted claim goes, and the claim
+# with it), fixes both drivers, acknowledges the breach (failures before it
+# are judged no more), then lifts the quarantine: drashift leaves a-1 cordoned.
+kubectl -n team-load delete pod slow --wait=false >/dev/null
+claim_gone() { ! kubectl -n team-load get resourceclaim "$slow_claim" >/dev/null 2>&1; }
+wait_for 90 "the deleted claim to go with its pod" claim_gone
 fault node=a-1:clear,node=a-2:clear
-running() { [ "$(kubectl -n team-load get pods -o jsonpath='{range .items[*]}{.status.phase} {end}')" = "Running Running Running Running " ]; }
+running() { [ "$(kubectl -n team-load get pods -o jsonpath='{range .items[*]}{.status.phase} {end}')" = "Running Running Running " ]; }
 wait_for 120 "every pod running once the drivers answer" running
 sleep 2
 kubectl drashift acknowledge drivers >/dev/null
