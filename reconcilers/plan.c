@@ -938,10 +938,8 @@ static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 	if (gen != NULL) {
 		if (!cJSON_IsNumber(gen))
 			return json_decode_fail(&md, "generation", "not a number");
-		double d = gen->valuedouble;
-		if (!(d >= 0 && d <= JSON_DECODE_INT_MAX) || (double)(int64_t)d != d)
+		if (!json_number_int(gen, &p->generation) || p->generation < 0)
 			return json_decode_fail(&md, "generation", "not a non-negative integer");
-		p->generation = (int64_t)d;
 	}
 	p->name = xstrdup(name);
 	p->uid = uid != NULL && uid[0] != '\0' ? xstrdup(uid) : NULL;
