@@ -38,6 +38,8 @@ static size_t setup_members(const char *states)
 		case 'h': step = HANDOVER_DRIVER_ON; break; /* in flight towards DRA */
 		case 'r': step = HANDOVER_DRAINING_DRA; members[i].state.direction = HANDOVER_TO_LEGACY; break;
 		case 'F': step = HANDOVER_FAILED; break;
+		case 'c': step = HANDOVER_LEGACY; nodes[i].unschedulable = true; break; /* cordoned by someone else */
+		case 'C': step = HANDOVER_DRA; nodes[i].unschedulable = true; break;    /* on DRA, someone else's cordon */
 		}
 		members[i].state.step = step;
 	}
@@ -98,6 +100,36 @@ static void test_canary_prefers_nodes_already_moved(void **state)
 	decide("LLhL", (pool_record_t){ 0 }, false, &out); /* status lost after a node started */
 	assert_int_equal(out.record.n_canary, 1);
 	assert_string_equal(out.record.canary_nodes[0], "gpu-02");
+	pool_output_free(&out);
+}
+
+/*
+ * A node someone else cordoned takes no claims, so a canary of it could never
+ * be judged: it is chosen last. When every canary node is so cordoned, the
+ * waiting gate says so and what to do.
+ */
+static void test_canary_avoids_foreign_cordons(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	decide("cLLL", (pool_record_t){ 0 }, false, &out);
+	assert_string_equal(out.record.canary_nodes[0], "gpu-01");
+	pool_output_free(&out);
+	decide("cccL", (pool_record_t){ 0 }, false, &out);
+	assert_string_equal(out.record.canary_nodes[0], "gpu-03");
+	pool_output_free(&out);
+	decide("cccc", (pool_record_t){ 0 }, false, &out); /* all cordoned: still a canary, the first */
+	assert_string_equal(out.record.canary_nodes[0], "gpu-00");
+	pool_output_free(&out);
+
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
+			      .bake_start_ms = NOW - 11 * MIN };
+	decide("CLLL", rec, false, &out);
+	assert_non_null(strstr(out.message, "every canary node is cordoned by someone else (first: gpu-00)"));
+	assert_non_null(strstr(out.message, "uncordon one"));
+	pool_output_free(&out);
+	decide("DcLL", rec, false, &out); /* the canary takes claims: the usual wait */
+	assert_null(strstr(out.message, "cordoned"));
 	pool_output_free(&out);
 }
 
@@ -391,6 +423,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_canary_is_recorded_before_anyone_moves),
 		cmocka_unit_test(test_canary_prefers_nodes_already_moved),
+		cmocka_unit_test(test_canary_avoids_foreign_cordons),
 		cmocka_unit_test(test_bake_then_gate_then_expand),
 		cmocka_unit_test(test_promote_skips_the_rest_of_the_bake),
 		cmocka_unit_test(test_manual_promotion_waits_for_a_person),
