@@ -193,7 +193,11 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
-		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
+		if (w->node && resp->status == 409) /* a handover start is conditional on the node it read */
+			log_info("node changed since it was read; deciding again", "what", w->what, "node", w->node);
+		else
+			log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error",
+				  resp->error);
 		if (w->node)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
