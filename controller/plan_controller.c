@@ -14,6 +14,7 @@
 #include "kube_api.h"
 #include "log.h"
 #include "node_owners.h"
+#include "notifier.h"
 #include "plan_history.h"
 #include "plan_object.h"
 #include "pool.h"
@@ -104,6 +105,8 @@ struct plan_controller {
 	metrics_histogram_t *m_step_seconds;
 	/* The plans' histories (NULL in a dry run: it writes nothing). */
 	plan_history_t *history;
+	/* The plans' webhooks (NULL in a dry run: it sends nothing). */
+	notifier_t *notifier;
 	strmap_t metric_pools;
 	/* Nodes by the plan their records name: what a plan holds, found without its selectors. */
 	node_owners_t owners;
@@ -132,6 +135,7 @@ typedef struct {
 	char *switch_plan; /* ... for this plan */
 	bool missing_ok;   /* a delete: 404 means done */
 	char *finalizer_plan; /* a finalizer write: sent again after a failure */
+	notifier_batch_t *notes; /* a status write: the notifications it records, sent once it is written */
 	char *what;
 } pc_write_t;
 
@@ -215,7 +219,11 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 		}
 	} else if (w->sw) {
 		free(strmap_remove(&w->sw->errors, w->switch_plan));
+	} else if (w->notes) {
+		notifier_send(pc->notifier, w->notes);
+		w->notes = NULL;
 	}
+	notifier_batch_free(w->notes);
 	free(w->node);
 	free(w->plan);
 	free(w->switch_plan);
@@ -422,11 +430,13 @@ static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type
 	cJSON_AddItemToArray(conds, c);
 }
 
-static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status)
+/* Write a plan's status; notes (may be NULL; taken) are sent once it is written. */
+static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes)
 {
 	/* Compare without the times that only move when something else moved. */
 	if (po->status && cJSON_Compare(po->status, status, true)) {
 		cJSON_Delete(status);
+		notifier_batch_free(notes);
 		return;
 	}
 	/* The status as a whole: what the previous status had and this one lacks is removed (null). */
@@ -438,17 +448,20 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 		log_info("dry run: would write status", "plan", po->meta.name, "status", body);
 		free(body);
 		cJSON_Delete(status);
+		notifier_batch_free(notes);
 		return;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
 	pc_write_t *w = pc_write_new(pc, NULL, "plan status");
 	w->plan = xstrdup(po->meta.name);
+	w->notes = notes;
 	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
 	pc->expected_since = uv_now(pc->loop);
 	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0)
 		pc->in_flight++;
 	else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
+		notifier_batch_free(w->notes);
 		free(w->plan);
 		free(w->what);
 		free(w);
@@ -481,7 +494,7 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 	pc_condition(conds, po->status, "Ready", false, "SpecInvalid",
 		     "the plan is invalid; nothing is done until the spec is fixed (the Invalid condition says where)",
 		     po->generation, now);
-	pc_write_status(pc, po, st);
+	pc_write_status(pc, po, st, NULL);
 }
 
 /* ---- one plan ------------------------------------------------------------- */
@@ -684,6 +697,8 @@ static const char *const pc_capacity_units[] = { "legacyUnits", "draDevices" };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
+	if (pc->notifier)
+		notifier_set_metrics(pc->notifier, r);
 	pc->m_value = metrics_gauge_new(r, "drashift_slo_signal_value",
 					"An SLO signal as last measured for a pool, in its unit: ms for latencies, percent "
 					"for failures, a count otherwise.",
@@ -1279,7 +1294,7 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
 		}
 		free(msg);
-		pc_write_status(pc, po, st);
+		pc_write_status(pc, po, st, NULL);
 	}
 	pc_names_free(names, n);
 }
@@ -2212,6 +2227,8 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_metrics_forget(pc, name);
 	if (pc->history)
 		plan_history_forget(pc->history, name);
+	if (pc->notifier)
+		notifier_forget(pc->notifier, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
 	pc_switch_forget(&pc->tenancy, name);
@@ -2273,7 +2290,8 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
 	cJSON *st = pc_render_status(pc, &r);
 	if (r.write_status)
-		pc_write_status(pc, po, st);
+		pc_write_status(pc, po, st,
+				pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s) : NULL);
 	else
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
@@ -2439,6 +2457,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->queue = workqueue_new();
 	pc->slo = slo_tracker_new();
 	pc->history = dry_run ? NULL : plan_history_new(http);
+	pc->notifier = dry_run ? NULL : notifier_new(loop);
 	pool_index_init(&pc->pools, plan_selector_matches);
 	pc->param = pc->taint = pc->tenancy = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
@@ -2532,6 +2551,7 @@ static void plan_controller_free(uv_handle_t *h)
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
 	plan_history_free(pc->history);
+	notifier_free(pc->notifier);
 	pool_index_free(&pc->pools);
 	pc_switch_forget(&pc->param, NULL);
 	pc_switch_forget(&pc->taint, NULL);
@@ -2552,7 +2572,8 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history))) {
+	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history)) ||
+	    (pc->notifier && notifier_busy(pc->notifier))) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}
@@ -2566,6 +2587,8 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	pc->closed_data = data;
 	/* Closed before the drain closes the main timer, whose callback frees pc. */
 	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
+	if (pc->notifier)
+		notifier_close(pc->notifier);
 	uv_timer_stop(&pc->timer);
 	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
 }
