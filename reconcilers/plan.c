@@ -809,8 +809,9 @@ static bool plan__valid_weekday(const char *s)
 	return false;
 }
 
-static int plan__window(const json_decode_scope_t *ws, window_t *w)
+static int plan__window(const json_decode_scope_t *ws, void *out)
 {
+	window_t *w = out;
 	static const char *const known[] = {"days", "start", "end", "timeZone", NULL};
 	char **names = NULL;
 	size_t n = 0;
@@ -842,28 +843,43 @@ static int plan__window(const json_decode_scope_t *ws, window_t *w)
 	return 0;
 }
 
-/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
-static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+/*
+ * An array member of objects into a fresh zeroed array of *n elements of
+ * size bytes (allocated whole first, so plan_free() releases a half-decoded
+ * one), each decoded by one. Absent: *out NULL, *n 0.
+ */
+static int plan__objects(const json_decode_scope_t *s, const char *key, size_t max, size_t size,
+			 int (*one)(const json_decode_scope_t *elem, void *out), void **out, size_t *n)
 {
 	char path[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t ws;
+	json_decode_scope_t es;
 	const cJSON *arr, *e;
-	size_t n;
-	if (json_decode_arr(spec, "windows", PLAN_MAX_WINDOWS, &arr, &n) != 0)
+	size_t count;
+	*out = NULL;
+	*n = 0;
+	if (json_decode_arr(s, key, max, &arr, &count) != 0)
 		return -1;
-	if (n == 0)
+	if (count == 0)
 		return 0;
-	p->windows = xcalloc(n, sizeof(*p->windows));
-	p->n_windows = n;
+	*out = xcalloc(count, size);
+	*n = count;
 	size_t i = 0;
 	cJSON_ArrayForEach(e, arr)
 	{
-		if (json_decode_elem(spec, "windows", i, e, &ws, path, sizeof(path)) != 0 ||
-		    plan__window(&ws, &p->windows[i]) != 0)
+		if (json_decode_elem(s, key, i, e, &es, path, sizeof(path)) != 0 || one(&es, (char *)*out + i * size) != 0)
 			return -1;
 		i++;
 	}
 	return 0;
+}
+
+/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
+static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+{
+	void *windows;
+	int rc = plan__objects(spec, "windows", PLAN_MAX_WINDOWS, sizeof(window_t), plan__window, &windows, &p->n_windows);
+	p->windows = windows;
+	return rc;
 }
 
 static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
@@ -952,8 +968,9 @@ static bool plan__valid_url(const char *s)
 	return true;
 }
 
-static int plan__webhook(const json_decode_scope_t *ws, plan_webhook_t *w)
+static int plan__webhook(const json_decode_scope_t *ws, void *out)
 {
+	plan_webhook_t *w = out;
 	static const char *const known[] = {"name", "url", "format", "events", "timeout", NULL};
 	static const char *const formats[] = {"JSON", "Slack", NULL};
 	const char *name, *url;
@@ -994,28 +1011,22 @@ static int plan__webhook(const json_decode_scope_t *ws, plan_webhook_t *w)
 static int plan__notifications(const json_decode_scope_t *spec, plan_t *p)
 {
 	static const char *const known[] = {"webhooks", NULL};
-	char path[JSON_DECODE_PATH_MAX], wpath[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t ns, ws;
-	const cJSON *arr, *e;
-	size_t n;
-	if (json_decode_obj(spec, "notifications", false, &ns, path, sizeof(path)) != 0 || plan__known(&ns, known) != 0 ||
-	    json_decode_arr(&ns, "webhooks", PLAN_MAX_WEBHOOKS, &arr, &n) != 0)
+	char path[JSON_DECODE_PATH_MAX], where[JSON_DECODE_PATH_MAX + 32];
+	json_decode_scope_t ns;
+	void *webhooks = NULL;
+	if (json_decode_obj(spec, "notifications", false, &ns, path, sizeof(path)) != 0 || plan__known(&ns, known) != 0)
 		return -1;
-	if (n == 0)
-		return 0;
-	p->webhooks = xcalloc(n, sizeof(*p->webhooks));
-	p->n_webhooks = n;
-	size_t i = 0;
-	cJSON_ArrayForEach(e, arr)
-	{
-		if (json_decode_elem(&ns, "webhooks", i, e, &ws, wpath, sizeof(wpath)) != 0 ||
-		    plan__webhook(&ws, &p->webhooks[i]) != 0)
-			return -1;
+	int rc = plan__objects(&ns, "webhooks", PLAN_MAX_WEBHOOKS, sizeof(plan_webhook_t), plan__webhook, &webhooks,
+			       &p->n_webhooks);
+	p->webhooks = webhooks;
+	if (rc != 0)
+		return -1;
+	for (size_t i = 0; i < p->n_webhooks; i++)
 		for (size_t j = 0; j < i; j++)
-			if (strcmp(p->webhooks[j].name, p->webhooks[i].name) == 0)
-				return json_decode_fail(&ws, "name", "duplicate webhook name");
-		i++;
-	}
+			if (strcmp(p->webhooks[j].name, p->webhooks[i].name) == 0) {
+				json_decode_bprintf(where, sizeof(where), "%s.webhooks[%zu].name", ns.path, i);
+				return json_decode_fail_at(ns.err, ns.errlen, where, "duplicate webhook name");
+			}
 	return 0;
 }
 

@@ -121,6 +121,8 @@ expect_eq "$(body ops freeze | jq -r .breach.id)" "$breach" "the freeze body's b
 expect_eq "$(body ops freeze | jq -r .action)" \
 	"find the cause, then kubectl drashift acknowledge notified, or kubectl drashift rollback notified b" "the freeze action"
 
+log "step 3: breach and freeze delivered with breach $breach"
+
 # ---- 4. each change once, in order; chat only what it asked for; no token in the log ----
 sleep 5 # anything sent twice would arrive now
 expect_eq "$(received ops | tr '\n' ,)" "200 awaitingApproval a,200 poolDone a,200 breach b,200 freeze b," "what ops received"
