@@ -66,6 +66,7 @@ typedef struct {
 typedef struct {
 	strmap_t written;
 	strmap_t errors;
+	strmap_t writing; /* plans whose write is in flight (values unused) */
 } pc_switch_t;
 
 struct plan_controller {
@@ -173,10 +174,12 @@ static void pc_switch_forget(pc_switch_t *sw, const char *plan)
 	if (plan == NULL) {
 		strmap_clear(&sw->written, free);
 		strmap_clear(&sw->errors, free);
+		strmap_clear(&sw->writing, NULL);
 		return;
 	}
 	free(strmap_remove(&sw->written, plan));
 	free(strmap_remove(&sw->errors, plan));
+	strmap_remove(&sw->writing, plan);
 }
 
 /* How long a failed freeze write waits before it is tried again. */
@@ -196,6 +199,8 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	pc_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
+	if (w->sw)
+		strmap_remove(&w->sw->writing, w->switch_plan);
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
 		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
 		if (w->node)
@@ -1709,8 +1714,22 @@ static void pc_decide_window(pc_reconcile_t *r)
 }
 
 /* Decide: each pool's phase and its nodes' goals, in plan order. */
-static void pc_decide_pools(pc_reconcile_t *r)
+/* Where the plan's tenant boundary parameter stands (a dry run writes none: nothing waits for it). */
+static tenancy_param_t pc_tenancy_param(const plan_controller_t *pc, const char *plan)
 {
+	const char *had = strmap_get(&pc->tenancy.written, plan);
+	if (pc->dry_run)
+		return TENANCY_PARAM_WRITTEN;
+	if (strmap_get(&pc->tenancy.errors, plan))
+		return TENANCY_PARAM_FAILED;
+	if (strmap_get(&pc->tenancy.writing, plan))
+		return TENANCY_PARAM_WRITING;
+	return had && strncmp(had, "retry-at:", 9) != 0 ? TENANCY_PARAM_WRITTEN : TENANCY_PARAM_UNWRITTEN;
+}
+
+static void pc_decide_pools(const plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const char *boundary_pending = tenancy_hold(r->plan, pc_tenancy_param(pc, r->plan->name));
 	const plan_t *plan = r->plan;
 	size_t not_done_before = 0;
 	pc_decide_window(r);
@@ -1737,6 +1756,7 @@ static void pc_decide_pools(pc_reconcile_t *r)
 			.gate_waiting = run->gate_waiting,
 			.window_closed = !r->window_open,
 			.window_opens = !r->window_open && r->window_edge_s[0] ? r->window_edge_s : NULL,
+			.boundary_pending = boundary_pending,
 			.now_ms = r->now,
 		};
 		pool_decide(&in, &run->out);
@@ -1960,6 +1980,8 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		.failed_nodes = r->failed_nodes,
 		.refused_nodes = r->refused,
 		.awaiting_approval = pc_awaiting_approval(r),
+		.tenancy_param = pc_tenancy_param(pc, name),
+		.tenancy_error = strmap_get(&pc->tenancy.errors, name),
 	};
 	plan_condition_t conds[PLAN_CONDITIONS];
 	plan_status_conditions(&in, conds);
@@ -2060,6 +2082,7 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 	w->switch_plan = xstrdup(plan->name);
 	if (tenancy_parameter_set(pc->http, json, plan->name, pc_on_write, w) == 0) {
 		pc->in_flight++;
+		strmap_put(&pc->tenancy.writing, plan->name, pc);
 		log_info("tenant boundary written: claims for the plan's classes are admitted as the stage says", "plan",
 			 plan->name, "stage", tenancy_stage_name(t.stage));
 		free(strmap_put(&pc->tenancy.written, plan->name, json));
@@ -2277,7 +2300,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	pc_judge(pc, &r);
 	pc_preflight(pc, &r);
 	pc_decide_breach(pc, &r);
-	pc_decide_pools(&r);
+	pc_decide_pools(pc, &r);
 	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
 	r.holds = pc_holds_nodes(pc, po, r.runs);
 	if (r.holds && !pc_ready_to_hold(pc, po))
@@ -2459,7 +2482,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->history = dry_run ? NULL : plan_history_new(http);
 	pc->notifier = dry_run ? NULL : notifier_new(loop);
 	pool_index_init(&pc->pools, plan_selector_matches);
-	pc->param = pc->taint = pc->tenancy = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
+	pc->param = pc->taint = pc->tenancy =
+		(pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT, .writing = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;

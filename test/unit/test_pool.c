@@ -45,6 +45,7 @@ static size_t setup_members(const char *states)
 }
 
 static bool window_closed; /* outside the plan's maintenance windows */
+static const char *boundary_pending; /* the tenant boundary is not in place yet */
 
 static void decide(const char *states, pool_record_t rec, bool gate, pool_output_t *out)
 {
@@ -52,7 +53,8 @@ static void decide(const char *states, pool_record_t rec, bool gate, pool_output
 	pool_input_t in = { .plan = &plan, .pool = &pool_a, .record = rec, .members = members, .n_members = n,
 			    .may_start = true, .gate_passed = gate,
 			    .gate_waiting = gate ? NULL : "allocationLatencyP95 has 3 of 20 samples in the window",
-			    .window_closed = window_closed, .window_opens = "2026-12-05T22:00:00Z", .now_ms = NOW };
+			    .window_closed = window_closed, .window_opens = "2026-12-05T22:00:00Z",
+			    .boundary_pending = boundary_pending, .now_ms = NOW };
 	pool_decide(&in, out);
 }
 
@@ -275,6 +277,40 @@ static void test_window_closed_starts_nothing(void **state)
 	pool_a.max_unavailable = 1;
 }
 
+/*
+ * Until the tenant boundary's parameter is written, no node starts toward
+ * DRA: not the canary's first, not an expansion; a handover under way
+ * finishes, a rollback goes on, and the message says what the pool waits for.
+ */
+static void test_boundary_pending_starts_nothing(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *states;
+		int64_t bake_start_ms;
+		bool rollback;
+		pool_phase_t phase;
+		const char *goals;
+		const char *message;
+	} rows[] = {
+		{ "LLLL", 0, false, POOL_CANARY, "....", "no handover starts until the tenant boundary is in place: being written" },
+		{ "hLLL", 0, false, POOL_CANARY, "D...", "canary: 0 of 1 canary node(s) on DRA" },
+		{ "DLLL", NOW - 11 * MIN, false, POOL_EXPANDING, "....", "until the tenant boundary is in place" },
+		{ "DDLL", NOW - 11 * MIN, true, POOL_ROLLING_BACK, "L...", "rolling back" },
+	};
+	boundary_pending = "being written";
+	pool_a.max_unavailable = 2;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		pool_a.rollback = rows[r].rollback;
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
+	}
+	/* written: the canary's first node starts */
+	boundary_pending = NULL;
+	pool_a.rollback = false;
+	expect_decision(99, "LLLL", 0, true, POOL_CANARY, "D...", "canary: 0 of 1");
+	pool_a.max_unavailable = 1;
+}
+
 static void test_max_unavailable_never_exceeded(void **state)
 {
 	(void)state;
@@ -395,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_promote_skips_the_rest_of_the_bake),
 		cmocka_unit_test(test_manual_promotion_waits_for_a_person),
 		cmocka_unit_test(test_window_closed_starts_nothing),
+		cmocka_unit_test(test_boundary_pending_starts_nothing),
 		cmocka_unit_test(test_max_unavailable_never_exceeded),
 		cmocka_unit_test(test_done_paused_failed_waiting),
 		cmocka_unit_test(test_rollback_one_node_at_a_time),
