@@ -246,17 +246,30 @@ static void test_manual_promotion_waits_for_a_person(void **state)
  * the expansion. Handovers under way finish, a rollback proceeds, and the
  * message says when the next window opens.
  */
+/* A pool whose starts are held: its phase, the nodes' goals and a part of its message, per row. */
+typedef struct {
+	const char *states;
+	int64_t bake_start_ms;
+	bool rollback;
+	pool_phase_t phase;
+	const char *goals;
+	const char *message;
+} held_row_t;
+
+static void expect_held(const held_row_t *rows, size_t n)
+{
+	pool_a.max_unavailable = 2;
+	for (size_t r = 0; r < n; r++) {
+		pool_a.rollback = rows[r].rollback;
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
+	}
+	pool_a.rollback = false;
+}
+
 static void test_window_closed_starts_nothing(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *states;
-		int64_t bake_start_ms;
-		bool rollback;
-		pool_phase_t phase;
-		const char *goals;
-		const char *message;
-	} rows[] = {
+	static const held_row_t rows[] = {
 		{ "LLLL", 0, false, POOL_CANARY, "....", "no handover starts until 2026-12-05T22:00:00Z" },
 		{ "hLLL", 0, false, POOL_CANARY, "D...", "no handover starts until 2026-12-05T22:00:00Z" },
 		{ "DLLL", NOW - 11 * MIN, false, POOL_EXPANDING, "....", "no handover starts until 2026-12-05T22:00:00Z" },
@@ -265,14 +278,9 @@ static void test_window_closed_starts_nothing(void **state)
 		{ "DDLL", NOW - 11 * MIN, true, POOL_ROLLING_BACK, "L...", "rolling back" },
 	};
 	window_closed = true;
-	pool_a.max_unavailable = 2;
-	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_a.rollback = rows[r].rollback;
-		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
-	}
+	expect_held(rows, sizeof(rows) / sizeof(rows[0]));
 	/* the window opens: the same pool moves */
 	window_closed = false;
-	pool_a.rollback = false;
 	expect_decision(99, "DLLL", NOW - 11 * MIN, true, POOL_EXPANDING, ".DD.", "expanding");
 	pool_a.max_unavailable = 1;
 }
@@ -285,28 +293,16 @@ static void test_window_closed_starts_nothing(void **state)
 static void test_boundary_pending_starts_nothing(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *states;
-		int64_t bake_start_ms;
-		bool rollback;
-		pool_phase_t phase;
-		const char *goals;
-		const char *message;
-	} rows[] = {
+	static const held_row_t rows[] = {
 		{ "LLLL", 0, false, POOL_CANARY, "....", "no handover starts until the tenant boundary is in place: being written" },
 		{ "hLLL", 0, false, POOL_CANARY, "D...", "canary: 0 of 1 canary node(s) on DRA" },
 		{ "DLLL", NOW - 11 * MIN, false, POOL_EXPANDING, "....", "until the tenant boundary is in place" },
 		{ "DDLL", NOW - 11 * MIN, true, POOL_ROLLING_BACK, "L...", "rolling back" },
 	};
 	boundary_pending = "being written";
-	pool_a.max_unavailable = 2;
-	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_a.rollback = rows[r].rollback;
-		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
-	}
+	expect_held(rows, sizeof(rows) / sizeof(rows[0]));
 	/* written: the canary's first node starts */
 	boundary_pending = NULL;
-	pool_a.rollback = false;
 	expect_decision(99, "LLLL", 0, true, POOL_CANARY, "D...", "canary: 0 of 1");
 	pool_a.max_unavailable = 1;
 }
