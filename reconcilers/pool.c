@@ -93,8 +93,8 @@ static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_
 		if (handover_step_in_flight(in->members[i].state.step))
 			in_flight++;
 	size_t slots = (size_t)max_unavailable > in_flight ? (size_t)max_unavailable - in_flight : 0;
-	if (in->window_closed)
-		slots = 0; /* outside the maintenance windows nothing starts; what started finishes */
+	if (in->window_closed || in->boundary_pending)
+		slots = 0; /* outside the maintenance windows, or before the tenant boundary, nothing starts; what started finishes */
 	for (size_t i = 0; i < in->n_members; i++) {
 		const pool_member_t *m = &in->members[i];
 		if (canary_only && !pool_in_canary(&out->record, m->node->meta.name))
@@ -283,15 +283,20 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 	}
 }
 
-/* A moving pool outside its windows says so, and when a node may start next. */
-static void pool_note_window(const pool_input_t *in, pool_output_t *out)
+/* A moving pool outside its windows, or waiting for its tenant boundary, says so, and when a node may start next. */
+static void pool_note_held(const pool_input_t *in, pool_output_t *out)
 {
-	if (!in->window_closed || out->n_legacy == 0 || out->awaiting_approval || out->record_changed)
+	if ((!in->window_closed && !in->boundary_pending) || out->n_legacy == 0 || out->awaiting_approval ||
+	    out->record_changed)
 		return;
 	char *was = out->message;
 	out->message = NULL;
-	pool_message(out, "%s; outside the maintenance windows: no handover starts until %s", was,
-		     in->window_opens ? in->window_opens : "a window opens");
+	if (in->window_closed)
+		pool_message(out, "%s; outside the maintenance windows: no handover starts until %s", was,
+			     in->window_opens ? in->window_opens : "a window opens");
+	else
+		pool_message(out, "%s; no handover starts until the tenant boundary is in place: %s", was,
+			     in->boundary_pending);
 	free(was);
 }
 
@@ -302,7 +307,7 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		pool_roll_back(in, out);
 	else if (!pool_held(in, out)) {
 		pool_advance(in, out);
-		pool_note_window(in, out);
+		pool_note_held(in, out);
 	}
 }
 
