@@ -581,7 +581,7 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 			   .fights = fights, .failed_steps = failed,
 			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
-	run->gate = slo_gate(run->signals, &run->breach);
+	run->gate = slo_gate(run->signals, SLO_SIGNALS, &run->breach);
 	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
 		if (run->signals[i].verdict == SLO_INCONCLUSIVE) {
 			run->gate_waiting = xasprintf("%s has %u of %u samples in the window", run->signals[i].name,
@@ -1814,7 +1814,7 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
 	pc_add_time(p, "finishTime", run->out.record.finish_ms);
 	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
-	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
+	char *gate = plan_status_gate_summary(run->signals, SLO_SIGNALS, r->plan->slo.min_samples);
 	cJSON_AddStringToObject(p, "gate", gate);
 	free(gate);
 	cJSON *capacity = cJSON_AddObjectToObject(p, "capacity");
