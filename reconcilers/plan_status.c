@@ -7,6 +7,9 @@
 #include "rfc3339.h"
 #include "xalloc.h"
 
+/* Past this the gate line names no more Inconclusive signals, only how many more there are. */
+#define PLAN_STATUS_GATE_TEXT_MAX 2048
+
 void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64_t now_ms, plan_freeze_t *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -56,9 +59,15 @@ char *plan_status_gate_summary(const slo_result_t *results, size_t n, uint32_t m
 	default: {
 		char *text = xstrdup("Inconclusive (not a pass):");
 		const char *sep = " ";
+		size_t left = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (results[i].verdict != SLO_INCONCLUSIVE)
 				continue;
+			/* Queries' errors are long: the line stays within the CRD's 4096 characters. */
+			if (strlen(text) > PLAN_STATUS_GATE_TEXT_MAX) {
+				left++;
+				continue;
+			}
 			char *next = results[i].detail != NULL
 					     ? xasprintf("%s%s%s: %s", text, sep, results[i].name, results[i].detail)
 					     : xasprintf("%s%s%s has %u of %u samples", text, sep, results[i].name,
@@ -66,6 +75,11 @@ char *plan_status_gate_summary(const slo_result_t *results, size_t n, uint32_t m
 			free(text);
 			text = next;
 			sep = ", ";
+		}
+		if (left > 0) {
+			char *next = xasprintf("%s, and %zu more (status.signals)", text, left);
+			free(text);
+			text = next;
 		}
 		return text;
 	}

@@ -223,6 +223,24 @@ static void test_query_breach_joins_the_gate(void **state)
 	free(summary);
 }
 
+/* Sixteen failing queries with long errors keep the gate line within the CRD's 4096 characters. */
+static void test_gate_line_stays_short(void **state)
+{
+	(void)state;
+	slo_result_t r[SLO_MAX_RESULTS];
+	char long_error[600];
+	memset(long_error, 'x', sizeof(long_error) - 1);
+	long_error[sizeof(long_error) - 1] = '\0';
+	for (int i = 0; i < SLO_MAX_RESULTS; i++)
+		r[i] = (slo_result_t){ .id = i < SLO_SIGNALS ? (slo_signal_id_t)i : SLO_PROMETHEUS, .name = "q", .unit = "",
+				       .verdict = i < SLO_SIGNALS ? SLO_PASS : SLO_INCONCLUSIVE,
+				       .detail = i < SLO_SIGNALS ? NULL : long_error };
+	char *summary = plan_status_gate_summary(r, SLO_MAX_RESULTS, 20);
+	assert_true(strlen(summary) <= 4096);
+	assert_non_null(strstr(summary, "more (status.signals)"));
+	free(summary);
+}
+
 static void test_window_is_expanded(void **state)
 {
 	(void)state;
@@ -253,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_decode_reads_only_len_bytes),
 		cmocka_unit_test(test_judge_table),
 		cmocka_unit_test(test_query_breach_joins_the_gate),
+		cmocka_unit_test(test_gate_line_stays_short),
 		cmocka_unit_test(test_window_is_expanded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
