@@ -40,7 +40,8 @@ for attempt in $(seq 20); do
 	wait $PROM_PID 2>/dev/null || true # the port was taken: another one
 	[ "$attempt" -lt 20 ] || fail "Prometheus did not start: $(tail -n 5 "$TEST_DIR/prometheus.log")"
 done
-scraped() { curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query?query=up" | grep -q '"value":\[[0-9.]*,"1"\]'; }
+prom_query() { curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+scraped() { prom_query up | grep -q '"value":\[[0-9.]*,"1"\]'; }
 wait_for 60 "Prometheus to scrape the simulator" scraped
 log "Prometheus on 127.0.0.1:$PROM_PORT scrapes $fleet_target"
 
@@ -92,6 +93,13 @@ expect_contains "$gate" "badQuery: HTTP 400, error \"bad_data\"" "pool a's gate"
 log "step 1: $gate"
 
 # ---- 2. fast prepares: a Pass ----
+# A histogram's series appears with its first observation, so rate() counts
+# from the second scrape on: one pod first (as the kubelet's first prepare),
+# then the load whose prepares the p95 judges.
+dra_load team-load a 1
+series_scraped() { prom_query 'dra_operations_duration_seconds_count{operation_name="NodePrepareResources"}' | grep -q '"value"'; }
+wait_for 90 "Prometheus to scrape the first prepare" series_scraped
+sleep 2
 dra_load team-load a 3
 p95_passes() { [ "$(signal prepareP95 '{.verdict}')" = Pass ]; }
 wait_for 90 "the p95 of fast prepares to pass" p95_passes
