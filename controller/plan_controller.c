@@ -696,7 +696,7 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
 	pc->m_value = metrics_gauge_new(r, "drashift_slo_signal_value",
 					"An SLO signal as last measured for a pool, in its unit: ms for latencies, percent "
-					"for failures, a count otherwise.",
+					"for failures, a Prometheus query's own unit, a count otherwise.",
 					"plan", "pool", "signal", NULL);
 	pc->m_threshold = metrics_gauge_new(r, "drashift_slo_signal_threshold",
 					    "The plan's threshold for an SLO signal, in the signal's unit.", "plan", "pool",
