@@ -11,7 +11,6 @@
 #      the query, claims for the class are denied with its value and threshold),
 #      and the error count of the broken query has kept growing.
 source "$(dirname "$0")/../lib.sh"
-command -v prometheus >/dev/null || fail "prometheus is not installed (apt-get install prometheus)"
 testenv_start
 install_drashift
 start_fleet --pools a:2x4
@@ -29,21 +28,10 @@ scrape_configs:
   static_configs: [{targets: ['$fleet_target']}]
 EOF_PROM
 promtool check config "$TEST_DIR/prometheus.yml" >/dev/null || fail "promtool rejects the test's configuration"
-prom_ready() { curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
-for attempt in $(seq 20); do
-	PROM_PORT=$((20000 + RANDOM % 30000))
-	prometheus --config.file="$TEST_DIR/prometheus.yml" --storage.tsdb.path="$TEST_DIR/prometheus-data" \
-		--web.listen-address="127.0.0.1:$PROM_PORT" >"$TEST_DIR/prometheus.log" 2>&1 &
-	PROM_PID=$!
-	until prom_ready || ! kill -0 $PROM_PID 2>/dev/null; do sleep 0.5; done
-	prom_ready && break
-	wait $PROM_PID 2>/dev/null || true # the port was taken: another one
-	[ "$attempt" -lt 20 ] || fail "Prometheus did not start: $(tail -n 5 "$TEST_DIR/prometheus.log")"
-done
-prom_query() { curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+start_prometheus "$TEST_DIR/prometheus.yml"
 scraped() { prom_query up | grep -q '"value":\[[0-9.]*,"1"\]'; }
 wait_for 60 "Prometheus to scrape the simulator" scraped
-log "Prometheus on 127.0.0.1:$PROM_PORT scrapes $fleet_target"
+log "Prometheus on $PROM_URL scrapes $fleet_target"
 
 kubectl apply -f - >/dev/null <<EOF_PLAN
 apiVersion: drashift.io/v1alpha1
@@ -56,7 +44,7 @@ spec:
   slo:
     minSamples: 3
     prometheus:
-      address: http://127.0.0.1:$PROM_PORT
+      address: $PROM_URL
       interval: 2s
       timeout: 5s
       queries:
