@@ -2444,6 +2444,7 @@ void plan_controller_stopped_leading(plan_controller_t *pc)
 {
 	if (pc->history)
 		plan_history_forget(pc->history, NULL);
+	prom_query_close(pc->prom); /* only the leader asks Prometheus; reconciles start it again */
 }
 
 void plan_controller_poke(plan_controller_t *pc)

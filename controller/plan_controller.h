@@ -42,7 +42,10 @@ void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
  * the plan, and the Prometheus query counters. Without it no metrics are kept.
  */
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r);
-/* Leadership was lost: forget what only a leader keeps (the plans' histories, read again when leading again). */
+/*
+ * Leadership was lost: forget what only a leader keeps (the plans' histories,
+ * read again when leading again) and stop asking Prometheus.
+ */
 void plan_controller_stopped_leading(plan_controller_t *pc);
 /* Every plan is looked at again (few plans, cheap): leadership was won, a write finished. */
 void plan_controller_poke(plan_controller_t *pc);

@@ -397,8 +397,16 @@ void prom_query_sync(prom_query_t *q, const char *plan_name, const plan_promethe
 void prom_query_forget(prom_query_t *q, const char *plan_name)
 {
 	pq_plan_t *p = strmap_remove(&q->plans, plan_name);
-	if (p)
-		pq_plan_retire(p);
+	if (p == NULL)
+		return;
+	/* The plan's series go with it (a rename of a query under a live plan keeps the old ones). */
+	static const char *const outcomes[] = { "value", "noData", "error" };
+	for (size_t i = 0; q->m_errors && i < p->n; i++) {
+		metrics_counter_remove(q->m_errors, p->name, p->entries[i].name, NULL);
+		for (size_t o = 0; o < sizeof(outcomes) / sizeof(outcomes[0]); o++)
+			metrics_counter_remove(q->m_queries, p->name, p->entries[i].name, outcomes[o], NULL);
+	}
+	pq_plan_retire(p);
 }
 
 size_t prom_query_judge(const prom_query_t *q, const char *plan_name, const plan_prometheus_t *prom, int64_t since_ms,

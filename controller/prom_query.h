@@ -48,7 +48,7 @@ void prom_query_set_metrics(prom_query_t *q, metrics_registry_t *r);
 /* Ask the plan's queries from now on (none configured: forget it). */
 void prom_query_sync(prom_query_t *q, const char *plan_name, const plan_prometheus_t *prom);
 
-/* Stop asking for a plan (deleted, invalid). */
+/* Stop asking for a plan (deleted, invalid) and drop its counters' series. */
 void prom_query_forget(prom_query_t *q, const char *plan_name);
 
 /*
@@ -66,7 +66,11 @@ size_t prom_query_judge(const prom_query_t *q, const char *plan_name, const plan
 /* Requests in flight (free waits for none). */
 int prom_query_busy(const prom_query_t *q);
 
-/* Stop asking for every plan; requests still out call back as the loop runs. */
+/*
+ * Stop asking for every plan (shutdown, or leadership lost: the next
+ * prom_query_sync starts a plan again); requests still out call back as the
+ * loop runs.
+ */
 void prom_query_close(prom_query_t *q);
 /* Free q once prom_query_busy() is 0 (a retired plan's own memory goes with its timer's close). */
 void prom_query_free(prom_query_t *q);
