@@ -265,6 +265,17 @@ static void pq_build_client(pq_plan_t *p, const char *token, const kubeconfig_bl
 	}
 }
 
+/* A token file's trailing newline (kubectl create secret --from-file keeps it) is no part of the token. */
+static char *pq_trim(char *token)
+{
+	if (token == NULL)
+		return NULL;
+	size_t n = strlen(token);
+	while (n > 0 && (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' ' || token[n - 1] == '\t'))
+		token[--n] = '\0';
+	return token;
+}
+
 /* The Secret's data member key, decoded; unset when absent. -1 when it is not base64. */
 static int pq_secret_member(const cJSON *secret, const char *key, kubeconfig_blob_t *out)
 {
@@ -299,7 +310,7 @@ static void pq_on_secret(const kube_http_response_t *resp, void *data)
 			p->secret_error = xasprintf("Secret %s/%s: token or ca.crt is not base64", p->owner->namespace,
 						    p->secret);
 		else
-			pq_build_client(p, token.data, &ca);
+			pq_build_client(p, pq_trim(token.data), &ca);
 		if (token.data)
 			OPENSSL_cleanse(token.data, token.len);
 		free(token.data);
@@ -316,8 +327,11 @@ static void pq_on_timer(uv_timer_t *t)
 	if (p->gone || p->pending > 0)
 		return;
 	if (p->secret == NULL) {
-		if (p->http == NULL)
+		if (p->http == NULL) {
+			free(p->secret_error);
+			p->secret_error = NULL;
 			pq_build_client(p, NULL, NULL);
+		}
 		pq_ask(p);
 		return;
 	}
