@@ -24,6 +24,7 @@
 #include "pool_index.h"
 #include "rfc3339.h"
 #include "slo.h"
+#include "prom_query.h"
 #include "slo_tracker.h"
 #include "strmap.h"
 #include "timer.h"
@@ -123,6 +124,9 @@ struct plan_controller {
 	int probes;
 	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
 	strmap_t capacity;
+	/* The plans' Prometheus queries, asked on the loop; and plan -> the query names that have series. */
+	prom_query_t *prom;
+	strmap_t metric_queries;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -516,7 +520,8 @@ typedef struct {
 	const char **canary_names;
 	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
 	capacity_view_t capacity; /* the pool's devices by state, in plugin units and DRA devices */
-	slo_result_t signals[SLO_SIGNALS];
+	slo_result_t signals[SLO_MAX_RESULTS]; /* the built-in signals, then the plan's Prometheus queries */
+	size_t n_signals;
 	slo_verdict_t gate;
 	const slo_result_t *breach;
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
@@ -574,7 +579,7 @@ static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const pl
  * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
 static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, const char *pool,
-			    int64_t now, int64_t since_floor)
+			    int64_t now, int64_t since_floor, const slo_result_t *queries, size_t n_queries)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
 	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
@@ -603,11 +608,16 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 			   .fights = fights, .failed_steps = failed,
 			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
-	run->gate = slo_gate(run->signals, &run->breach);
-	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
+	/* The plan's queries join every pool's gate: a breach freezes, an error or no data holds a pass. */
+	memcpy(&run->signals[SLO_SIGNALS], queries, n_queries * sizeof(*queries));
+	run->n_signals = SLO_SIGNALS + n_queries;
+	run->gate = slo_gate(run->signals, run->n_signals, &run->breach);
+	for (size_t i = 0; i < run->n_signals && run->gate == SLO_INCONCLUSIVE; i++)
 		if (run->signals[i].verdict == SLO_INCONCLUSIVE) {
-			run->gate_waiting = xasprintf("%s has %u of %u samples in the window", run->signals[i].name,
-						      run->signals[i].samples, plan->slo.min_samples ? plan->slo.min_samples : 1);
+			const slo_result_t *s = &run->signals[i];
+			run->gate_waiting = s->detail ? xasprintf("%s: %s", s->name, s->detail)
+						      : xasprintf("%s has %u of %u samples in the window", s->name, s->samples,
+								  plan->slo.min_samples ? plan->slo.min_samples : 1);
 			break;
 		}
 	free(samples);
@@ -710,7 +720,7 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 		notifier_set_metrics(pc->notifier, r);
 	pc->m_value = metrics_gauge_new(r, "drashift_slo_signal_value",
 					"An SLO signal as last measured for a pool, in its unit: ms for latencies, percent "
-					"for failures, a count otherwise.",
+					"for failures, a Prometheus query's own unit, a count otherwise.",
 					"plan", "pool", "signal", NULL);
 	pc->m_threshold = metrics_gauge_new(r, "drashift_slo_signal_threshold",
 					    "The plan's threshold for an SLO signal, in the signal's unit.", "plan", "pool",
@@ -746,27 +756,41 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 					  "(docs/operations.md says how to release them).",
 					  NULL);
 	metrics_gauge_set(pc->m_orphans, 0, NULL);
+	prom_query_set_metrics(pc->prom, r);
 }
 
-/* Drop every series of a plan (deleted, invalid, or its pools changed). */
+static void pc_metrics_forget_signal(plan_controller_t *pc, const char *plan, const char *pool, const char *sig)
+{
+	metrics_gauge_remove(pc->m_value, plan, pool, sig, NULL);
+	metrics_gauge_remove(pc->m_threshold, plan, pool, sig, NULL);
+	metrics_gauge_remove(pc->m_samples, plan, pool, sig, NULL);
+	for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
+		metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
+}
+
+/* Drop every series of a plan (deleted, invalid, or its pools or queries changed). */
 static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 {
 	char *pools = strmap_remove(&pc->metric_pools, plan);
+	char *queries = strmap_remove(&pc->metric_queries, plan);
 	if (pc->m_value == NULL || pools == NULL) {
 		free(pools);
+		free(queries);
 		return;
 	}
 	for (char *pool = pools, *end; pool; pool = end ? end + 1 : NULL) {
 		end = strchr(pool, '\x1f');
 		if (end)
 			*end = '\0';
-		for (int k = 0; k < SLO_SIGNALS; k++) {
-			const char *sig = slo_signal_name((slo_signal_id_t)k);
-			metrics_gauge_remove(pc->m_value, plan, pool, sig, NULL);
-			metrics_gauge_remove(pc->m_threshold, plan, pool, sig, NULL);
-			metrics_gauge_remove(pc->m_samples, plan, pool, sig, NULL);
-			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
-				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
+		for (int k = 0; k < SLO_SIGNALS; k++)
+			pc_metrics_forget_signal(pc, plan, pool, slo_signal_name((slo_signal_id_t)k));
+		for (char *q = queries && queries[0] ? queries : NULL, *qend; q; q = qend ? qend + 1 : NULL) {
+			qend = strchr(q, '\x1f');
+			if (qend)
+				*qend = '\0';
+			pc_metrics_forget_signal(pc, plan, pool, q);
+			if (qend)
+				*qend = '\x1f';
 		}
 		for (int ph = 0; ph < POOL_PHASES; ph++)
 			metrics_gauge_remove(pc->m_pool_phase, plan, pool, pool_phase_name((pool_phase_t)ph), NULL);
@@ -779,6 +803,7 @@ static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
+	free(queries);
 }
 
 static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t *plan, const pc_pool_run_t *runs,
@@ -795,12 +820,20 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 			strcat(pools, "\x1f");
 		strcat(pools, plan->pools[i].name);
 	}
+	char *queries = xstrdup("");
+	for (size_t i = 0; i < plan->slo.prometheus.n_queries; i++) {
+		char *next = xasprintf("%s%s%s", queries, i ? "\x1f" : "", plan->slo.prometheus.queries[i].name);
+		free(queries);
+		queries = next;
+	}
 	const char *had = strmap_get(&pc->metric_pools, name);
-	if (had && strcmp(had, pools) != 0)
+	const char *had_queries = strmap_get(&pc->metric_queries, name);
+	if ((had && strcmp(had, pools) != 0) || (had_queries && strcmp(had_queries, queries) != 0))
 		pc_metrics_forget(pc, name);
 	free(strmap_put(&pc->metric_pools, name, pools));
+	free(strmap_put(&pc->metric_queries, name, queries));
 	for (size_t i = 0; i < plan->n_pools; i++)
-		for (int k = 0; k < SLO_SIGNALS; k++) {
+		for (size_t k = 0; k < runs[i].n_signals; k++) {
 			const slo_result_t *r = &runs[i].signals[k];
 			const char *pool = plan->pools[i].name;
 			metrics_gauge_set(pc->m_value, r->value, name, pool, r->name, NULL);
@@ -1454,6 +1487,11 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	r->recorded.acknowledged_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(r->breach, "acknowledgedTime"));
 	plan_status_freeze(r->plan, &r->recorded, r->now, &r->freeze);
 	r->breach_pool = r->recorded.pool;
+	slo_result_t queries[PLAN_MAX_PROM_QUERIES];
+	size_t n_queries = 0;
+	if (r->plan->slo.prometheus.n_queries > 0 && r->plan->slo.prometheus.n_queries <= PLAN_MAX_PROM_QUERIES)
+		n_queries = prom_query_judge(pc->prom, r->plan->name, &r->plan->slo.prometheus, r->freeze.judge_since_ms,
+					     r->now, queries);
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		if (run->n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
@@ -1461,7 +1499,8 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
 		for (size_t m = 0; m < run->n; m++)
 			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
-		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms);
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms, queries,
+			      n_queries);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
 }
@@ -1853,7 +1892,7 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
 	pc_add_time(p, "finishTime", run->out.record.finish_ms);
 	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
-	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
+	char *gate = plan_status_gate_summary(run->signals, run->n_signals, r->plan->slo.min_samples);
 	cJSON_AddStringToObject(p, "gate", gate);
 	free(gate);
 	cJSON *capacity = cJSON_AddObjectToObject(p, "capacity");
@@ -1871,7 +1910,7 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 {
 	cJSON *signals = cJSON_AddArrayToObject(st, "signals");
 	for (size_t i = 0; i < r->plan->n_pools; i++)
-		for (int k = 0; k < SLO_SIGNALS; k++) {
+		for (size_t k = 0; k < r->runs[i].n_signals; k++) {
 			const slo_result_t *s = &r->runs[i].signals[k];
 			char value[64], threshold[64];
 			plan_status_signal_text(s, value, threshold, sizeof(value));
@@ -1889,6 +1928,13 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 			}
 			cJSON_AddNumberToObject(sig, "samples", s->samples);
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
+			if (s->id == SLO_PROMETHEUS) {
+				/* Why it has no value (no data, the query's error), and how many answers failed. */
+				cJSON_AddStringToObject(sig, "source", "Prometheus");
+				if (s->detail)
+					cJSON_AddStringToObject(sig, "message", s->detail);
+				cJSON_AddNumberToObject(sig, "errors", (double)s->errors);
+			}
 			cJSON_AddItemToArray(signals, sig);
 		}
 }
@@ -2252,6 +2298,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 {
 	/* Its freeze objects and its history go with the garbage collector. */
 	pc_metrics_forget(pc, name);
+	prom_query_forget(pc->prom, name);
 	if (pc->history)
 		plan_history_forget(pc->history, name);
 	if (pc->notifier)
@@ -2276,6 +2323,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
 		pc_status_invalid(pc, po, po->invalid_reason);
 		pc_metrics_forget(pc, name);
+		prom_query_forget(pc->prom, name);
 		return;
 	}
 	char *refused = api_versions_freeze_refusal(po->plan.slo.freeze_mode, &pc->apis, pc->kube_minor);
@@ -2283,9 +2331,11 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		log_warn("plan is invalid on this cluster; nothing is done for it", "plan", name, "error", refused);
 		pc_status_invalid(pc, po, refused);
 		pc_metrics_forget(pc, name);
+		prom_query_forget(pc->prom, name);
 		free(refused);
 		return;
 	}
+	prom_query_sync(pc->prom, name, &po->plan.slo.prometheus);
 	pc_reconcile_t r = { .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
 			     .handovers = cJSON_CreateArray(), .requeue_ms = *requeue_ms };
 	r.ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
@@ -2439,6 +2489,7 @@ void plan_controller_stopped_leading(plan_controller_t *pc)
 {
 	if (pc->history)
 		plan_history_forget(pc->history, NULL);
+	prom_query_close(pc->prom); /* only the leader asks Prometheus; reconciles start it again */
 }
 
 void plan_controller_poke(plan_controller_t *pc)
@@ -2472,8 +2523,19 @@ static void pc_orphans_soon(plan_controller_t *pc)
 	uv_timer_start(&pc->orphan_timer, pc_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
 }
 
+/* A round of a plan's Prometheus queries is in: judge the plan again. */
+static void pc_on_prom_answers(void *data, const char *plan)
+{
+	plan_controller_t *pc = data;
+	if (pc->closing)
+		return;
+	workqueue_add(pc->queue, plan, uv_now(pc->loop));
+	if (pc->in_flight == 0)
+		plan_controller_schedule(pc);
+}
+
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
-				       bool dry_run)
+				       const char *namespace, bool dry_run)
 {
 	plan_controller_t *pc = xcalloc(1, sizeof(*pc));
 	pc->loop = loop;
@@ -2496,6 +2558,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
 	pc->preflight = (strmap_t)STRMAP_INIT;
 	pc->capacity = (strmap_t)STRMAP_INIT;
+	pc->metric_queries = (strmap_t)STRMAP_INIT;
+	pc->prom = prom_query_new(loop, http, namespace, pc_on_prom_answers, pc);
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
@@ -2585,6 +2649,8 @@ static void plan_controller_free(uv_handle_t *h)
 	pc_switch_forget(&pc->taint, NULL);
 	pc_switch_forget(&pc->tenancy, NULL);
 	strmap_clear(&pc->metric_pools, free);
+	strmap_clear(&pc->metric_queries, free);
+	prom_query_free(pc->prom);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, pc_status_expectation_free);
 	node_owners_free(&pc->owners);
@@ -2601,7 +2667,7 @@ static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
 	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history)) ||
-	    (pc->notifier && notifier_busy(pc->notifier))) {
+	    (pc->notifier && notifier_busy(pc->notifier)) || prom_query_busy(pc->prom) > 0) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}
@@ -2617,6 +2683,7 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
 	if (pc->notifier)
 		notifier_close(pc->notifier);
+	prom_query_close(pc->prom);
 	uv_timer_stop(&pc->timer);
 	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
 }

@@ -28,6 +28,7 @@
 #include "plan.h"
 
 #include "json_decode.h"
+#include "slo.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
@@ -51,6 +52,9 @@
 #define PLAN_MAX_WEBHOOKS 8
 #define PLAN_MAX_URL_LEN 2048
 #define PLAN_WEBHOOK_TIMEOUT_MAX_MS (10 * 60 * 1000)
+#define PLAN_MAX_PROM_ADDRESS_LEN 2048
+#define PLAN_MAX_PROM_QUERY_LEN 4096
+#define PLAN_MAX_PROM_NAME_LEN 63
 
 /*
  * The longest duration accepted: what Go's time.Duration holds (int64
@@ -414,6 +418,14 @@ void plan_free(plan_t *p)
 		free(p->webhooks[i].url);
 	}
 	free(p->webhooks);
+	plan_prometheus_t *prom = &p->slo.prometheus;
+	free(prom->address);
+	free(prom->secret_name);
+	for (size_t i = 0; i < prom->n_queries; i++) {
+		free(prom->queries[i].name);
+		free(prom->queries[i].query);
+	}
+	free(prom->queries);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -882,6 +894,132 @@ static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
 	return rc;
 }
 
+/* A finite JSON number member; required. */
+static int plan__number(const json_decode_scope_t *s, const char *key, double *out)
+{
+	const cJSON *v = json_decode_get(s, key);
+	*out = 0;
+	if (v == NULL)
+		return json_decode_fail(s, key, "missing");
+	if (!cJSON_IsNumber(v))
+		return json_decode_fail(s, key, "not a number");
+	*out = v->valuedouble;
+	return 0;
+}
+
+/* A query's name: a signal name such as dra_prepare_p95 or nodePrepareP95, never a built-in signal's. */
+static bool plan__valid_signal_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > PLAN_MAX_PROM_NAME_LEN || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!plan__is_alnum(s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+static int plan__prom_query(const json_decode_scope_t *qs, uint64_t default_window_ms, plan_prom_query_t *q,
+			    const plan_prom_query_t *before, size_t n_before)
+{
+	static const char *const known[] = {"name", "query", "threshold", "breachWhen", "window", "onNoData", "onError", NULL};
+	static const char *const directions[] = {"Above", "Below", NULL};
+	static const char *const rules[] = {"Inconclusive", "Pass", "Breach", NULL};
+	static const char *const error_rules[] = {"Inconclusive", "Breach", NULL};
+	const char *name, *query;
+	int direction, no_data, on_error;
+	char quoted[JSON_DECODE_QUOTE_BUF];
+	if (plan__known(qs, known) != 0 || json_decode_str(qs, "name", true, &name) != 0)
+		return -1;
+	json_decode_quote(quoted, sizeof(quoted), name);
+	if (!plan__valid_signal_name(name))
+		return json_decode_fail(qs, "name",
+					"must be a signal name: a letter, then letters, digits or '_', at most %d (%s)",
+					PLAN_MAX_PROM_NAME_LEN, quoted);
+	for (int k = 0; k < SLO_SIGNALS; k++)
+		if (strcmp(name, slo_signal_name((slo_signal_id_t)k)) == 0)
+			return json_decode_fail(qs, "name", "%s is a built-in signal's name", quoted);
+	for (size_t i = 0; i < n_before; i++)
+		if (strcmp(name, before[i].name) == 0)
+			return json_decode_fail(qs, "name", "query names must be unique (%s is also queries[%zu])", quoted, i);
+	q->name = xstrdup(name);
+	if (json_decode_str(qs, "query", true, &query) != 0)
+		return -1;
+	if (query[0] == '\0')
+		return json_decode_fail(qs, "query", "empty");
+	if (strlen(query) > PLAN_MAX_PROM_QUERY_LEN)
+		return json_decode_fail(qs, "query", "longer than %d characters", PLAN_MAX_PROM_QUERY_LEN);
+	q->query = xstrdup(query);
+	if (plan__number(qs, "threshold", &q->threshold) != 0 ||
+	    plan__enum(qs, "breachWhen", directions, PLAN_PROM_BREACH_ABOVE, &direction) != 0 ||
+	    plan__duration(qs, "window", default_window_ms, PLAN_DUR_POSITIVE, &q->window_ms) != 0 ||
+	    plan__enum(qs, "onNoData", rules, PLAN_PROM_INCONCLUSIVE, &no_data) != 0 ||
+	    plan__enum(qs, "onError", error_rules, 0, &on_error) != 0)
+		return -1;
+	q->breach_when = (plan_prom_direction_t)direction;
+	q->on_no_data = (plan_prom_rule_t)no_data;
+	q->on_error = on_error == 0 ? PLAN_PROM_INCONCLUSIVE : PLAN_PROM_BREACH;
+	return 0;
+}
+
+/* http:// or https://, a host, no query, fragment, whitespace or trailing slash. */
+static bool plan__valid_prom_address(const char *s)
+{
+	size_t n = strlen(s);
+	const char *rest = strncmp(s, "http://", 7) == 0 ? s + 7 : strncmp(s, "https://", 8) == 0 ? s + 8 : NULL;
+	if (rest == NULL || rest[0] == '\0' || rest[0] == '/' || n > PLAN_MAX_PROM_ADDRESS_LEN || s[n - 1] == '/')
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
+			return false;
+	return true;
+}
+
+/* spec.slo.prometheus: where to ask, how, and the queries judged beside the built-in signals. */
+static int plan__prometheus(const json_decode_scope_t *slo_scope, uint64_t default_window_ms, plan_prometheus_t *prom)
+{
+	static const char *const known[] = {"address", "secretName", "insecureSkipVerify", "interval", "timeout",
+					    "queries", NULL};
+	char path[JSON_DECODE_PATH_MAX], qpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t s, qs;
+	const char *address, *secret;
+	const cJSON *arr, *e;
+	size_t n;
+	if (json_decode_obj(slo_scope, "prometheus", false, &s, path, sizeof(path)) != 0)
+		return -1;
+	if (s.obj == NULL)
+		return 0;
+	if (plan__known(&s, known) != 0 || json_decode_str(&s, "address", true, &address) != 0)
+		return -1;
+	if (!plan__valid_prom_address(address))
+		return json_decode_fail(&s, "address",
+					"must be an http:// or https:// URL without query, fragment or trailing slash");
+	prom->address = xstrdup(address);
+	if (json_decode_str(&s, "secretName", false, &secret) != 0)
+		return -1;
+	if (secret != NULL && !plan__is_dns_subdomain(secret, 253))
+		return json_decode_fail(&s, "secretName", "must be a Secret name (a DNS subdomain)");
+	prom->secret_name = secret != NULL ? xstrdup(secret) : NULL;
+	if (json_decode_bool(&s, "insecureSkipVerify", &prom->insecure_skip_verify) != 0 ||
+	    plan__duration(&s, "interval", 30 * 1000, PLAN_DUR_POSITIVE, &prom->interval_ms) != 0 ||
+	    plan__duration(&s, "timeout", 10 * 1000, PLAN_DUR_POSITIVE, &prom->timeout_ms) != 0 ||
+	    json_decode_arr(&s, "queries", PLAN_MAX_PROM_QUERIES, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return json_decode_fail(&s, "queries", "must list at least one query");
+	prom->queries = xcalloc(n, sizeof(*prom->queries));
+	size_t i = 0;
+	cJSON_ArrayForEach(e, arr)
+	{
+		prom->n_queries = i + 1;
+		if (json_decode_elem(&s, "queries", i, e, &qs, qpath, sizeof(qpath)) != 0 ||
+		    plan__prom_query(&qs, default_window_ms, &prom->queries[i], prom->queries, i) != 0)
+			return -1;
+		i++;
+	}
+	return 0;
+}
+
 static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 {
 	static const char *const known[] = {"window",
@@ -894,6 +1032,7 @@ static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 					    "stuckThreshold",
 					    "breachPolicy",
 					    "freezeMode",
+					    "prometheus",
 					    NULL};
 	static const char *const policies[] = {"Freeze", "FreezeAndRollback", NULL};
 	static const char *const modes[] = {"Admission", "DeviceTaint", "AdmissionAndDeviceTaint", NULL};
@@ -911,7 +1050,8 @@ static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 	    plan__int32(&s, "maxCapacityDrift", 0, 0, INT32_MAX, &drift) != 0 ||
 	    plan__duration(&s, "stuckThreshold", 5 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->stuck_threshold_ms) != 0 ||
 	    plan__enum(&s, "breachPolicy", policies, PLAN_BREACH_FREEZE, &policy) != 0 ||
-	    plan__enum(&s, "freezeMode", modes, PLAN_FREEZE_ADMISSION, &mode) != 0)
+	    plan__enum(&s, "freezeMode", modes, PLAN_FREEZE_ADMISSION, &mode) != 0 ||
+	    plan__prometheus(&s, slo->window_ms, &slo->prometheus) != 0)
 		return -1;
 	slo->min_samples = (uint32_t)min_samples;
 	slo->max_allocation_failure_percent = (uint32_t)failure_pct;

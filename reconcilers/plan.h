@@ -88,6 +88,36 @@ typedef struct {
 	bool manual_promotion;         /* promotion: Manual: after the bake and the gate, wait for spec.promote */
 } plan_pool_t;
 
+/* At most this many queries in spec.slo.prometheus.queries (the CRD's maxItems). */
+#define PLAN_MAX_PROM_QUERIES 16
+
+/* What a Prometheus query's value must not do: rise above its threshold (default) or fall below it. */
+typedef enum { PLAN_PROM_BREACH_ABOVE, PLAN_PROM_BREACH_BELOW } plan_prom_direction_t;
+/* A query's verdict when it has no value to judge (onNoData, onError). An error is never a Pass. */
+typedef enum { PLAN_PROM_INCONCLUSIVE, PLAN_PROM_PASS, PLAN_PROM_BREACH } plan_prom_rule_t;
+
+/* spec.slo.prometheus.queries[]: one PromQL expression judged against a threshold. */
+typedef struct {
+	char *name;      /* its signal name in status, /metrics and breaches */
+	char *query;     /* PromQL; $window is replaced by window */
+	double threshold;
+	plan_prom_direction_t breach_when;
+	uint64_t window_ms;            /* default spec.slo.window */
+	plan_prom_rule_t on_no_data;   /* empty result or NaN; default Inconclusive */
+	plan_prom_rule_t on_error;     /* the query failed; Inconclusive (default) or Breach */
+} plan_prom_query_t;
+
+/* spec.slo.prometheus; address NULL: not configured. */
+typedef struct {
+	char *address;          /* http(s)://host:port[/path], no trailing slash */
+	char *secret_name;      /* a Secret in drashift's namespace: token, ca.crt; NULL: none */
+	bool insecure_skip_verify;
+	uint64_t interval_ms;   /* how often each query runs; default 30s */
+	uint64_t timeout_ms;    /* a query's deadline; default 10s */
+	plan_prom_query_t *queries;
+	size_t n_queries;
+} plan_prometheus_t;
+
 typedef struct {
 	uint64_t window_ms;               /* default 10m */
 	uint32_t min_samples;             /* default 20: fewer is "inconclusive" */
@@ -99,6 +129,7 @@ typedef struct {
 	uint64_t stuck_threshold_ms;       /* a pod pending/not ready this long counts as failed; default 5m */
 	plan_breach_policy_t breach_policy;
 	plan_freeze_mode_t freeze_mode; /* default Admission */
+	plan_prometheus_t prometheus;
 } plan_slo_t;
 
 /*

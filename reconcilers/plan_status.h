@@ -80,9 +80,10 @@ void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold
  * status.pools[].gate: the pool's SLO gate in one line a person reads before
  * the signals ("Pass: ...", "Breach: readyLatencyP95 41000ms over its limit
  * 30000ms", "Inconclusive (not a pass): allocationFailurePercent has 3 of 5
- * samples"). Owned.
+ * samples", a Prometheus query's "nodePrepareP95: no data"), over n results
+ * (the built-in signals, then the plan's queries). Owned.
  */
-char *plan_status_gate_summary(const slo_result_t results[SLO_SIGNALS], uint32_t min_samples);
+char *plan_status_gate_summary(const slo_result_t *results, size_t n, uint32_t min_samples);
 
 /* What status.activity is written from. */
 typedef struct {

@@ -167,6 +167,25 @@ $COMMON
   slo: {breachPolicy: Rollback}
 EOF
 
+POOL_A='  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}'
+prom() { # QUERIES_FLOW [ADDRESS]: spec.slo.prometheus with these queries
+	printf '%s\n%s\n  slo:\n    prometheus:\n      address: %s\n      queries: %s\n' "$COMMON" "$POOL_A" "${2:-http://prometheus:9090}" "$1"
+}
+prom "[{name: p95, query: up, threshold: 1}]" prometheus:9090 |
+	reject prom-address "spec.slo.prometheus.address" "must be an http:// or https:// URL without query, fragment or trailing slash"
+prom "[{name: p95, query: up, threshold: 1, onError: Pass}]" |
+	reject prom-error-pass "spec.slo.prometheus.queries[0].onError" 'supported values: "Inconclusive", "Breach"'
+prom "[{name: readyLatencyP95, query: up, threshold: 1}]" |
+	reject prom-builtin-name "spec.slo.prometheus.queries[0].name" "is a built-in signal's name"
+prom "[{name: p-95, query: up, threshold: 1}]" |
+	reject prom-name "spec.slo.prometheus.queries[0].name" "must be a signal name"
+prom "[{name: p95, query: up, threshold: 1}, {name: p95, query: up, threshold: 2}]" |
+	reject prom-duplicate "spec.slo.prometheus.queries[1]" "Duplicate value"
+prom "[{name: p95, query: up}]" | reject prom-threshold "spec.slo.prometheus.queries[0].threshold" "Required value"
+prom "[]" | reject prom-no-queries "spec.slo.prometheus.queries" "should have at least 1 items"
+
 reject canary-nodes-and-percent "spec.pools[0].canary" "set exactly one of nodes or percent" <<EOF
 $COMMON
   pools:

@@ -274,7 +274,7 @@ static void test_gate_summary(void **state)
 				       .verdict = rows[i].lat };
 		r[1] = (slo_result_t){ .name = "allocationFailurePercent", .value = 1, .threshold = 5, .unit = "%",
 				       .samples = rows[i].fail_samples, .verdict = rows[i].fail };
-		char *got = plan_status_gate_summary(r, 5);
+		char *got = plan_status_gate_summary(r, SLO_SIGNALS, 5);
 		if (strcmp(got, rows[i].want) != 0)
 			fail_msg("row %zu: \"%s\"", i, got);
 		free(got);
