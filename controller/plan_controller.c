@@ -1699,8 +1699,13 @@ static void pc_render_preflight_condition(plan_controller_t *pc, cJSON *conds, c
 static void pc_decide_breach(plan_controller_t *pc, pc_reconcile_t *r)
 {
 	plan_pool_gate_t *gates = xcalloc(r->plan->n_pools + 1, sizeof(*gates));
-	for (size_t i = 0; i < r->plan->n_pools; i++)
-		gates[i] = (plan_pool_gate_t){ .gate = r->runs[i].gate, .breach = r->runs[i].breach };
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(plan_object_pool_status(r->po, r->plan->pools[i].name),
+								   "phase");
+		bool moving = cJSON_IsString(ph) && (strcmp(ph->valuestring, pool_phase_name(POOL_CANARY)) == 0 ||
+						     strcmp(ph->valuestring, pool_phase_name(POOL_EXPANDING)) == 0);
+		gates[i] = (plan_pool_gate_t){ .gate = r->runs[i].gate, .breach = r->runs[i].breach, .moving = moving };
+	}
 	plan_status_new_breach(r->plan, &r->freeze, gates, r->now, &r->new_breach);
 	free(gates);
 	const plan_new_breach_t *nb = &r->new_breach;

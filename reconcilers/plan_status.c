@@ -92,9 +92,12 @@ void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, con
 	memset(out, 0, sizeof(*out));
 	if (freeze->frozen)
 		return; /* frozen means frozen: the first breach stands until a person acknowledges it */
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		if (gates[i].gate != SLO_BREACH || gates[i].breach == NULL)
-			continue;
+	size_t i = plan->n_pools;
+	for (int pass = 0; pass < 2 && i == plan->n_pools; pass++)
+		for (i = 0; i < plan->n_pools; i++)
+			if (gates[i].gate == SLO_BREACH && gates[i].breach != NULL && (pass == 1 || gates[i].moving))
+				break;
+	if (i < plan->n_pools) {
 		const slo_result_t *b = gates[i].breach;
 		char value[64], threshold[64];
 		plan_status_signal_text(b, value, threshold, sizeof(value));
@@ -104,7 +107,6 @@ void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, con
 		out->id = xasprintf("%s-%s-%lld", plan->pools[i].name, b->name, (long long)(now_ms / 1000));
 		out->value = xstrdup(value);
 		out->threshold = xstrdup(threshold);
-		return;
 	}
 }
 

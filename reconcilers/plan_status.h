@@ -52,6 +52,7 @@ void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64
 typedef struct {
 	slo_verdict_t gate;
 	const slo_result_t *breach; /* the first breached signal when gate is SLO_BREACH */
+	bool moving;                /* recorded in Canary or Expanding: the migration is under way there */
 } plan_pool_gate_t;
 
 /* A breach to record now. */
@@ -65,8 +66,12 @@ typedef struct {
 } plan_new_breach_t;
 
 /*
- * A plan that is not frozen records the first pool's breach (plan order) and
- * is frozen from then on; a frozen plan records nothing new. Free with
+ * A plan that is not frozen records a breach and is frozen from then on; a
+ * frozen plan records nothing new. The breach recorded is the first moving
+ * pool's (plan order), else the first pool's: a signal every pool's gate
+ * shares (a Prometheus query over the cluster) is laid at the door of the
+ * pool being migrated, which a FreezeAndRollback then rolls back, not at a
+ * pool that finished or has not started. Free with
  * plan_new_breach_free().
  */
 void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, const plan_pool_gate_t *gates,

@@ -56,19 +56,23 @@ static void test_new_breach_only_when_not_frozen(void **state)
 	static const struct {
 		slo_verdict_t a, b;
 		bool frozen;
+		bool b_moving; /* pool b recorded in Canary or Expanding, pool a not */
 		bool want;
 		size_t want_pool;
 		const char *want_id, *want_value;
 	} rows[] = {
-		{ SLO_PASS, SLO_PASS, false, false, 0, NULL, NULL },
-		{ SLO_INCONCLUSIVE, SLO_UNJUDGED, false, false, 0, NULL, NULL }, /* too few samples is no breach */
-		{ SLO_PASS, SLO_BREACH, false, true, 1, "b-capacityDrift-1764441600", "1" },
-		{ SLO_BREACH, SLO_BREACH, false, true, 0, "a-readyLatencyP95-1764441600", "6046ms" }, /* plan order */
-		{ SLO_BREACH, SLO_BREACH, true, false, 0, NULL, NULL }, /* frozen: the first breach stands */
+		{ SLO_PASS, SLO_PASS, false, false, false, 0, NULL, NULL },
+		{ SLO_INCONCLUSIVE, SLO_UNJUDGED, false, false, false, 0, NULL, NULL }, /* too few samples is no breach */
+		{ SLO_PASS, SLO_BREACH, false, false, true, 1, "b-capacityDrift-1764441600", "1" },
+		{ SLO_BREACH, SLO_BREACH, false, false, true, 0, "a-readyLatencyP95-1764441600", "6046ms" }, /* plan order */
+		{ SLO_BREACH, SLO_BREACH, true, false, false, 0, NULL, NULL }, /* frozen: the first breach stands */
+		/* a breach both gates share (a cluster-wide query): the pool being migrated is blamed */
+		{ SLO_BREACH, SLO_BREACH, false, true, true, 1, "b-capacityDrift-1764441600", "1" },
+		{ SLO_BREACH, SLO_PASS, false, true, true, 0, "a-readyLatencyP95-1764441600", "6046ms" },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		plan_pool_gate_t gates[2] = { { rows[i].a, rows[i].a == SLO_BREACH ? &lat : NULL },
-					      { rows[i].b, rows[i].b == SLO_BREACH ? &drift : NULL } };
+		plan_pool_gate_t gates[2] = { { rows[i].a, rows[i].a == SLO_BREACH ? &lat : NULL, false },
+					      { rows[i].b, rows[i].b == SLO_BREACH ? &drift : NULL, rows[i].b_moving } };
 		plan_freeze_t f = { .frozen = rows[i].frozen };
 		plan_new_breach_t nb;
 		plan_status_new_breach(&plan, &f, gates, NOW, &nb);
