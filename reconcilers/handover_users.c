@@ -83,7 +83,13 @@ void handover_count_users(const handover_users_t *in, handover_usage_t *use)
 				use->evictable[n_ev++] = pod->meta.name;
 			}
 		}
-		/* A claim the pod names but the cache does not hold cannot be judged: assume it is in use. */
+		/*
+		 * A pod on the node holding an allocated claim with a device of the
+		 * driver uses the node's driver, whatever node the allocation names
+		 * (a claim pinned to several nodes is indexed under its first one
+		 * only). A claim the pod names but the cache does not hold cannot be
+		 * judged: assume it is in use.
+		 */
 		bool holds = false, extended = false;
 		for (size_t c = 0; c < pod->n_claims; c++) {
 			const projection_claim_t *claim = in->claim(in->claim_ctx, pod->meta.namespace, pod->claims[c]);
