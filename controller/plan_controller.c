@@ -14,6 +14,7 @@
 #include "kube_api.h"
 #include "log.h"
 #include "node_owners.h"
+#include "notifier.h"
 #include "plan_history.h"
 #include "plan_object.h"
 #include "pool.h"
@@ -65,6 +66,7 @@ typedef struct {
 typedef struct {
 	strmap_t written;
 	strmap_t errors;
+	strmap_t writing; /* plans whose write is in flight (values unused) */
 } pc_switch_t;
 
 struct plan_controller {
@@ -104,6 +106,8 @@ struct plan_controller {
 	metrics_histogram_t *m_step_seconds;
 	/* The plans' histories (NULL in a dry run: it writes nothing). */
 	plan_history_t *history;
+	/* The plans' webhooks (NULL in a dry run: it sends nothing). */
+	notifier_t *notifier;
 	strmap_t metric_pools;
 	/* Nodes by the plan their records name: what a plan holds, found without its selectors. */
 	node_owners_t owners;
@@ -132,6 +136,7 @@ typedef struct {
 	char *switch_plan; /* ... for this plan */
 	bool missing_ok;   /* a delete: 404 means done */
 	char *finalizer_plan; /* a finalizer write: sent again after a failure */
+	notifier_batch_t *notes; /* a status write: the notifications it records, sent once it is written */
 	char *what;
 } pc_write_t;
 
@@ -169,10 +174,12 @@ static void pc_switch_forget(pc_switch_t *sw, const char *plan)
 	if (plan == NULL) {
 		strmap_clear(&sw->written, free);
 		strmap_clear(&sw->errors, free);
+		strmap_clear(&sw->writing, NULL);
 		return;
 	}
 	free(strmap_remove(&sw->written, plan));
 	free(strmap_remove(&sw->errors, plan));
+	strmap_remove(&sw->writing, plan);
 }
 
 /* How long a failed freeze write waits before it is tried again. */
@@ -192,8 +199,14 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	pc_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
+	if (w->sw)
+		strmap_remove(&w->sw->writing, w->switch_plan);
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
-		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
+		if (w->node && resp->status == 409) /* a handover start is conditional on the node it read */
+			log_info("node changed since it was read; deciding again", "what", w->what, "node", w->node);
+		else
+			log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error",
+				  resp->error);
 		if (w->node)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
@@ -215,7 +228,11 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 		}
 	} else if (w->sw) {
 		free(strmap_remove(&w->sw->errors, w->switch_plan));
+	} else if (w->notes) {
+		notifier_send(pc->notifier, w->notes);
+		w->notes = NULL;
 	}
+	notifier_batch_free(w->notes);
 	free(w->node);
 	free(w->plan);
 	free(w->switch_plan);
@@ -395,11 +412,13 @@ static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type
 	cJSON_AddItemToArray(conds, c);
 }
 
-static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status)
+/* Write a plan's status; notes (may be NULL; taken) are sent once it is written. */
+static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes)
 {
 	/* Compare without the times that only move when something else moved. */
 	if (po->status && cJSON_Compare(po->status, status, true)) {
 		cJSON_Delete(status);
+		notifier_batch_free(notes);
 		return;
 	}
 	/* The status as a whole: what the previous status had and this one lacks is removed (null). */
@@ -411,17 +430,20 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 		log_info("dry run: would write status", "plan", po->meta.name, "status", body);
 		free(body);
 		cJSON_Delete(status);
+		notifier_batch_free(notes);
 		return;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
 	pc_write_t *w = pc_write_new(pc, NULL, "plan status");
 	w->plan = xstrdup(po->meta.name);
+	w->notes = notes;
 	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
 	pc->expected_since = uv_now(pc->loop);
 	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0)
 		pc->in_flight++;
 	else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
+		notifier_batch_free(w->notes);
 		free(w->plan);
 		free(w->what);
 		free(w);
@@ -454,7 +476,7 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 	pc_condition(conds, po->status, "Ready", false, "SpecInvalid",
 		     "the plan is invalid; nothing is done until the spec is fixed (the Invalid condition says where)",
 		     po->generation, now);
-	pc_write_status(pc, po, st);
+	pc_write_status(pc, po, st, NULL);
 }
 
 /* ---- one plan ------------------------------------------------------------- */
@@ -657,6 +679,8 @@ static const char *const pc_capacity_units[] = { "legacyUnits", "draDevices" };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
+	if (pc->notifier)
+		notifier_set_metrics(pc->notifier, r);
 	pc->m_value = metrics_gauge_new(r, "drashift_slo_signal_value",
 					"An SLO signal as last measured for a pool, in its unit: ms for latencies, percent "
 					"for failures, a count otherwise.",
@@ -1251,7 +1275,7 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
 		}
 		free(msg);
-		pc_write_status(pc, po, st);
+		pc_write_status(pc, po, st, NULL);
 	}
 	pc_names_free(names, n);
 }
@@ -1666,8 +1690,22 @@ static void pc_decide_window(pc_reconcile_t *r)
 }
 
 /* Decide: each pool's phase and its nodes' goals, in plan order. */
-static void pc_decide_pools(pc_reconcile_t *r)
+/* Where the plan's tenant boundary parameter stands (a dry run writes none: nothing waits for it). */
+static tenancy_param_t pc_tenancy_param(const plan_controller_t *pc, const char *plan)
 {
+	const char *had = strmap_get(&pc->tenancy.written, plan);
+	if (pc->dry_run)
+		return TENANCY_PARAM_WRITTEN;
+	if (strmap_get(&pc->tenancy.errors, plan))
+		return TENANCY_PARAM_FAILED;
+	if (strmap_get(&pc->tenancy.writing, plan))
+		return TENANCY_PARAM_WRITING;
+	return had && strncmp(had, "retry-at:", 9) != 0 ? TENANCY_PARAM_WRITTEN : TENANCY_PARAM_UNWRITTEN;
+}
+
+static void pc_decide_pools(const plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const char *boundary_pending = tenancy_hold(r->plan, pc_tenancy_param(pc, r->plan->name));
 	const plan_t *plan = r->plan;
 	size_t not_done_before = 0;
 	pc_decide_window(r);
@@ -1694,6 +1732,7 @@ static void pc_decide_pools(pc_reconcile_t *r)
 			.gate_waiting = run->gate_waiting,
 			.window_closed = !r->window_open,
 			.window_opens = !r->window_open && r->window_edge_s[0] ? r->window_edge_s : NULL,
+			.boundary_pending = boundary_pending,
 			.now_ms = r->now,
 		};
 		pool_decide(&in, &run->out);
@@ -1916,6 +1955,8 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		.failed_nodes = r->failed_nodes,
 		.refused_nodes = r->refused,
 		.awaiting_approval = pc_awaiting_approval(r),
+		.tenancy_param = pc_tenancy_param(pc, name),
+		.tenancy_error = strmap_get(&pc->tenancy.errors, name),
 	};
 	plan_condition_t conds[PLAN_CONDITIONS];
 	plan_status_conditions(&in, conds);
@@ -2016,6 +2057,7 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 	w->switch_plan = xstrdup(plan->name);
 	if (tenancy_parameter_set(pc->http, json, plan->name, pc_on_write, w) == 0) {
 		pc->in_flight++;
+		strmap_put(&pc->tenancy.writing, plan->name, pc);
 		log_info("tenant boundary written: claims for the plan's classes are admitted as the stage says", "plan",
 			 plan->name, "stage", tenancy_stage_name(t.stage));
 		free(strmap_put(&pc->tenancy.written, plan->name, json));
@@ -2183,6 +2225,8 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_metrics_forget(pc, name);
 	if (pc->history)
 		plan_history_forget(pc->history, name);
+	if (pc->notifier)
+		notifier_forget(pc->notifier, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
 	pc_switch_forget(&pc->tenancy, name);
@@ -2231,7 +2275,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	pc_judge(pc, &r);
 	pc_preflight(pc, &r);
 	pc_decide_breach(pc, &r);
-	pc_decide_pools(&r);
+	pc_decide_pools(pc, &r);
 	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
 	r.holds = pc_holds_nodes(pc, po, r.runs);
 	if (r.holds && !pc_ready_to_hold(pc, po))
@@ -2244,7 +2288,8 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
 	cJSON *st = pc_render_status(pc, &r);
 	if (r.write_status)
-		pc_write_status(pc, po, st);
+		pc_write_status(pc, po, st,
+				pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s) : NULL);
 	else
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
@@ -2410,8 +2455,10 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->queue = workqueue_new();
 	pc->slo = slo_tracker_new();
 	pc->history = dry_run ? NULL : plan_history_new(http);
+	pc->notifier = dry_run ? NULL : notifier_new(loop);
 	pool_index_init(&pc->pools, plan_selector_matches);
-	pc->param = pc->taint = pc->tenancy = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
+	pc->param = pc->taint = pc->tenancy =
+		(pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT, .writing = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
@@ -2503,6 +2550,7 @@ static void plan_controller_free(uv_handle_t *h)
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
 	plan_history_free(pc->history);
+	notifier_free(pc->notifier);
 	pool_index_free(&pc->pools);
 	pc_switch_forget(&pc->param, NULL);
 	pc_switch_forget(&pc->taint, NULL);
@@ -2523,7 +2571,8 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history))) {
+	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history)) ||
+	    (pc->notifier && notifier_busy(pc->notifier))) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}
@@ -2537,6 +2586,8 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	pc->closed_data = data;
 	/* Closed before the drain closes the main timer, whose callback frees pc. */
 	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
+	if (pc->notifier)
+		notifier_close(pc->notifier);
 	uv_timer_stop(&pc->timer);
 	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
 }

@@ -48,6 +48,9 @@
 #define PLAN_MAX_BREACH_ID_LEN 253
 #define PLAN_MAX_LEGACY_RESOURCES 32
 #define PLAN_MAX_WINDOWS 16
+#define PLAN_MAX_WEBHOOKS 8
+#define PLAN_MAX_URL_LEN 2048
+#define PLAN_WEBHOOK_TIMEOUT_MAX_MS (10 * 60 * 1000)
 
 /*
  * The longest duration accepted: what Go's time.Duration holds (int64
@@ -406,6 +409,11 @@ void plan_free(plan_t *p)
 	free(p->windows);
 	plan__free_strs(p->tenancy_namespaces, p->n_tenancy_namespaces);
 	plan__free_selector(&p->tenancy_selector);
+	for (size_t i = 0; i < p->n_webhooks; i++) {
+		free(p->webhooks[i].name);
+		free(p->webhooks[i].url);
+	}
+	free(p->webhooks);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -801,8 +809,9 @@ static bool plan__valid_weekday(const char *s)
 	return false;
 }
 
-static int plan__window(const json_decode_scope_t *ws, window_t *w)
+static int plan__window(const json_decode_scope_t *ws, void *out)
 {
+	window_t *w = out;
 	static const char *const known[] = {"days", "start", "end", "timeZone", NULL};
 	char **names = NULL;
 	size_t n = 0;
@@ -834,28 +843,43 @@ static int plan__window(const json_decode_scope_t *ws, window_t *w)
 	return 0;
 }
 
-/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
-static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+/*
+ * An array member of objects into a fresh zeroed array of *n elements of
+ * size bytes (allocated whole first, so plan_free() releases a half-decoded
+ * one), each decoded by one. Absent: *out NULL, *n 0.
+ */
+static int plan__objects(const json_decode_scope_t *s, const char *key, size_t max, size_t size,
+			 int (*one)(const json_decode_scope_t *elem, void *out), void **out, size_t *n)
 {
 	char path[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t ws;
+	json_decode_scope_t es;
 	const cJSON *arr, *e;
-	size_t n;
-	if (json_decode_arr(spec, "windows", PLAN_MAX_WINDOWS, &arr, &n) != 0)
+	size_t count;
+	*out = NULL;
+	*n = 0;
+	if (json_decode_arr(s, key, max, &arr, &count) != 0)
 		return -1;
-	if (n == 0)
+	if (count == 0)
 		return 0;
-	p->windows = xcalloc(n, sizeof(*p->windows));
-	p->n_windows = n;
+	*out = xcalloc(count, size);
+	*n = count;
 	size_t i = 0;
 	cJSON_ArrayForEach(e, arr)
 	{
-		if (json_decode_elem(spec, "windows", i, e, &ws, path, sizeof(path)) != 0 ||
-		    plan__window(&ws, &p->windows[i]) != 0)
+		if (json_decode_elem(s, key, i, e, &es, path, sizeof(path)) != 0 || one(&es, (char *)*out + i * size) != 0)
 			return -1;
 		i++;
 	}
 	return 0;
+}
+
+/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
+static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+{
+	void *windows;
+	int rc = plan__objects(spec, "windows", PLAN_MAX_WINDOWS, sizeof(window_t), plan__window, &windows, &p->n_windows);
+	p->windows = windows;
+	return rc;
 }
 
 static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
@@ -923,6 +947,89 @@ static int plan__tenancy(const json_decode_scope_t *spec, plan_t *p)
 		       : 0;
 }
 
+static bool plan__valid_event(const char *s)
+{
+	return notify_event_parse(s) >= 0;
+}
+
+/*
+ * A webhook's URL: http:// or https://, a host, nothing a request line cannot
+ * carry (no space, no control byte). Never quoted in an error: it may carry a
+ * token.
+ */
+static bool plan__valid_url(const char *s)
+{
+	size_t scheme = strncmp(s, "https://", 8) == 0 ? 8 : strncmp(s, "http://", 7) == 0 ? 7 : 0;
+	if (scheme == 0 || strlen(s) > PLAN_MAX_URL_LEN || s[scheme] == '\0' || s[scheme] == '/')
+		return false;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c <= ' ' || *c == 0x7f)
+			return false;
+	return true;
+}
+
+static int plan__webhook(const json_decode_scope_t *ws, void *out)
+{
+	plan_webhook_t *w = out;
+	static const char *const known[] = {"name", "url", "format", "events", "timeout", NULL};
+	static const char *const formats[] = {"JSON", "Slack", NULL};
+	const char *name, *url;
+	char **events = NULL;
+	size_t n = 0;
+	int format;
+	if (plan__known(ws, known) != 0 || json_decode_str(ws, "name", true, &name) != 0)
+		return -1;
+	if (!plan__is_dns_label(name))
+		return json_decode_fail(ws, "name", "must be a DNS label (lowercase letters, digits and '-', at most 63)");
+	w->name = xstrdup(name);
+	if (json_decode_str(ws, "url", true, &url) != 0)
+		return -1;
+	if (!plan__valid_url(url))
+		return json_decode_fail(ws, "url",
+					"must be an http:// or https:// URL with a host, at most %d characters, without "
+					"spaces (not shown: it may carry a token)",
+					PLAN_MAX_URL_LEN);
+	w->url = xstrdup(url);
+	if (plan__enum(ws, "format", formats, NOTIFY_FORMAT_JSON, &format) != 0 ||
+	    plan__duration(ws, "timeout", 30 * 1000, PLAN_DUR_POSITIVE, &w->timeout_ms) != 0 ||
+	    plan__str_list(ws, "events", NOTIFY_EVENTS, true, plan__valid_event,
+			   "must be breach, freeze, poolDone, failure or awaitingApproval", &events, &n) != 0) {
+		plan__free_strs(events, n);
+		return -1;
+	}
+	w->format = (notify_format_t)format;
+	w->events = n == 0 ? NOTIFY_ALL_EVENTS : 0;
+	for (size_t i = 0; i < n; i++)
+		w->events |= 1u << notify_event_parse(events[i]);
+	plan__free_strs(events, n);
+	if (w->timeout_ms > PLAN_WEBHOOK_TIMEOUT_MAX_MS)
+		return json_decode_fail(ws, "timeout", "must be at most 10m");
+	return 0;
+}
+
+/* spec.notifications: webhooks, each decoded, their names unique. */
+static int plan__notifications(const json_decode_scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"webhooks", NULL};
+	char path[JSON_DECODE_PATH_MAX], where[JSON_DECODE_PATH_MAX + 32];
+	json_decode_scope_t ns;
+	void *webhooks = NULL;
+	if (json_decode_obj(spec, "notifications", false, &ns, path, sizeof(path)) != 0 || plan__known(&ns, known) != 0)
+		return -1;
+	int rc = plan__objects(&ns, "webhooks", PLAN_MAX_WEBHOOKS, sizeof(plan_webhook_t), plan__webhook, &webhooks,
+			       &p->n_webhooks);
+	p->webhooks = webhooks;
+	if (rc != 0)
+		return -1;
+	for (size_t i = 0; i < p->n_webhooks; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->webhooks[j].name, p->webhooks[i].name) == 0) {
+				json_decode_bprintf(where, sizeof(where), "%s.webhooks[%zu].name", ns.path, i);
+				return json_decode_fail_at(ns.err, ns.errlen, where, "duplicate webhook name");
+			}
+	return 0;
+}
+
 static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 {
 	char path[JSON_DECODE_PATH_MAX];
@@ -938,10 +1045,8 @@ static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 	if (gen != NULL) {
 		if (!cJSON_IsNumber(gen))
 			return json_decode_fail(&md, "generation", "not a number");
-		double d = gen->valuedouble;
-		if (!(d >= 0 && d <= JSON_DECODE_INT_MAX) || (double)(int64_t)d != d)
+		if (!json_number_int(gen, &p->generation) || p->generation < 0)
 			return json_decode_fail(&md, "generation", "not a non-negative integer");
-		p->generation = (int64_t)d;
 	}
 	p->name = xstrdup(name);
 	p->uid = uid != NULL && uid[0] != '\0' ? xstrdup(uid) : NULL;
@@ -974,7 +1079,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "promote",
 					    "slo",	   "acknowledgedBreach", "preflight", "windows",
-					    "tenancy", NULL};
+					    "tenancy",	   "notifications", NULL};
 	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
@@ -1008,7 +1113,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	    plan__promote(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
 	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0 ||
-	    plan__windows(&spec, p) != 0 || plan__tenancy(&spec, p) != 0)
+	    plan__windows(&spec, p) != 0 || plan__tenancy(&spec, p) != 0 || plan__notifications(&spec, p) != 0)
 		return -1;
 	p->preflight = (plan_preflight_t)preflight;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)

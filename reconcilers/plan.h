@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "notify.h"
 #include "projection.h"
 #include "window.h"
 
@@ -106,6 +107,20 @@ typedef struct {
  */
 typedef enum { PLAN_PREFLIGHT_ENFORCE, PLAN_PREFLIGHT_WARN } plan_preflight_t;
 
+/*
+ * spec.notifications.webhooks[]: where drashift POSTs what happened
+ * (reconcilers/notify.h). The URL is kept in the plan, which anyone who may
+ * read MigrationPlans reads: a URL that carries a token (Slack's do) is a
+ * credential (README, "Notifications").
+ */
+typedef struct {
+	char *name;             /* unique in the plan; names the webhook in logs and metrics */
+	char *url;              /* http:// or https:// */
+	notify_format_t format; /* default JSON */
+	uint32_t events;        /* bits 1 << notify_event_t; every event when the spec lists none */
+	uint64_t timeout_ms;    /* one notification, its retries included; default 30s */
+} plan_webhook_t;
+
 /* The freeze's parts a mode asks for. */
 bool plan_freeze_by_admission(plan_freeze_mode_t mode);
 bool plan_freeze_by_device_taint(plan_freeze_mode_t mode);
@@ -140,6 +155,8 @@ typedef struct {
 	char **tenancy_namespaces;
 	size_t n_tenancy_namespaces;
 	plan_selector_t tenancy_selector;
+	plan_webhook_t *webhooks; /* spec.notifications.webhooks */
+	size_t n_webhooks;
 } plan_t;
 
 /*

@@ -275,6 +275,26 @@ void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t 
 					    "with kubectl drashift promote %s %s (spec.promote.pools)",
 					    waiting, name, waiting)
 				: xstrdup("no pool waits for approval"));
+	bool restricts = tenancy_restricts(in->plan);
+	tenancy_param_t param = in->tenancy_param;
+	plan_status_set(&out[PLAN_COND_TENANT_BOUNDARY], "TenantBoundary", !restricts || param == TENANCY_PARAM_WRITTEN,
+			!restricts			    ? "NotRestricted"
+			: param == TENANCY_PARAM_WRITTEN ? "Written"
+			: param == TENANCY_PARAM_FAILED	    ? "WriteFailed"
+							    : "Writing",
+			!restricts ? xstrdup("the plan restricts no namespace (no spec.tenancy, no canary.namespaces)")
+			: param == TENANCY_PARAM_WRITTEN
+				? xasprintf("the drashift-claim-tenancy policy judges claims for the plan's classes by the "
+					    "parameter drashift-system/drashift-tenancy-%s",
+					    name)
+			: param == TENANCY_PARAM_FAILED
+				? xasprintf("NOT ENFORCED: the parameter drashift-system/drashift-tenancy-%s could not be "
+					    "written (tried again at least %d s apart): %s; no node starts a handover until "
+					    "it is",
+					    name, in->retry_seconds, in->tenancy_error ? in->tenancy_error : "unknown error")
+				: xasprintf("writing the parameter drashift-system/drashift-tenancy-%s; no node starts a "
+					    "handover until it is written",
+					    name));
 }
 
 void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS])

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "pool.h"
 #include "slo.h"
+#include "tenancy.h"
 
 /* status.breach as recorded. Strings are borrowed; id NULL: no breach recorded. */
 typedef struct {
@@ -115,6 +116,7 @@ typedef enum {
 	PLAN_COND_DEGRADED,
 	PLAN_COND_INVALID,
 	PLAN_COND_AWAITING_APPROVAL,
+	PLAN_COND_TENANT_BOUNDARY,
 	PLAN_CONDITIONS,
 } plan_condition_id_t;
 
@@ -136,6 +138,9 @@ typedef struct {
 	const char *first_conflict; /* a node two pools select (NULL: none) */
 	size_t failed_nodes, refused_nodes;
 	const char *awaiting_approval; /* the first pool waiting for a person's promotion (NULL: none) */
+	/* The tenant boundary's parameter, and why its last write failed (NULL: it did not). */
+	tenancy_param_t tenancy_param;
+	const char *tenancy_error;
 } plan_conditions_input_t;
 
 /* The plan's conditions, in the order above. Free with plan_conditions_free(). */

@@ -259,6 +259,58 @@ $COMMON
   - {days: [Saturday], start: "22:00", end: "22:00:00", timeZone: UTC}
 EOF
 
+# spec.notifications: URLs are http(s) with a host, events and formats are known, timeouts bounded.
+POOL_A='  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}'
+reject webhook-scheme "spec.notifications.webhooks[0].url" "should match" <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "ftp://hooks.example.com/x"}
+EOF
+
+reject webhook-event "spec.notifications.webhooks[0].events[0]" 'Unsupported value: "done"' <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "https://hooks.example.com/x", events: [done]}
+EOF
+
+reject webhook-timeout "spec.notifications.webhooks[0].timeout" "must be at most 10m" <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "https://hooks.example.com/x", timeout: 1h}
+EOF
+
+reject webhook-duplicate "spec.notifications.webhooks[1]" "Duplicate value" <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "https://hooks.example.com/x"}
+    - {name: ops, url: "https://hooks.example.com/y"}
+EOF
+
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata:
+  name: webhooks
+spec:
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "http://127.0.0.1:8080/hook"}
+EOF
+expect_eq "$(mp_field webhooks '.spec.notifications.webhooks[0].format')/$(mp_field webhooks '.spec.notifications.webhooks[0].timeout')" \
+	JSON/30s "webhook defaults"
+
 reject empty-selector "spec.pools[0].nodeSelector" "must not be empty (an empty selector would select every node)" <<EOF
 $COMMON
   pools:

@@ -406,6 +406,38 @@ static void test_release_and_adoption_refused(void **state)
 }
 
 /*
+ * Whose cordon a node carries is read from the cache when a handover starts;
+ * the write that records it is conditional on that version of the node, so a
+ * person's cordon that raced the cache turns it into a 409, never into a
+ * cordon drashift thinks is its own. Later steps write unconditionally.
+ */
+static void test_the_cordon_record_is_conditional_on_the_node_read(void **state)
+{
+	(void)state;
+	node_t n;
+	handover_decision_t d;
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	make_node(&n, HANDOVER_LEGACY, 0, 1, 0, false, false, 0);
+	n.node.meta.resource_version = "4711";
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	cJSON *root = cJSON_Parse(d.patch);
+	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "metadata"), "resourceVersion");
+	assert_true(cJSON_IsString(rv));
+	assert_string_equal(rv->valuestring, "4711");
+	cJSON_Delete(root);
+	handover_decision_free(&d);
+
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.node.meta.resource_version = "4712";
+	w.usage = (handover_usage_t){ 0 };
+	decide(&n, &w, &d); /* nothing left on the node: the plugin goes */
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	assert_null(strstr(d.patch, "resourceVersion"));
+	handover_decision_free(&d);
+}
+
+/*
  * The plan's uid is recorded when a handover starts; a node whose records
  * carry another uid was left by an earlier plan of the same name (its
  * finalizer removed by hand) and is neither continued nor released by the
@@ -762,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_a_new_plan_of_the_same_name_adopts_nothing),
+		cmocka_unit_test(test_the_cordon_record_is_conditional_on_the_node_read),
 		cmocka_unit_test(test_a_node_advertising_nothing_has_an_unknown_count),
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),

@@ -148,6 +148,44 @@ static void test_conditions_awaiting_approval(void **state)
 	plan_conditions_free(c);
 }
 
+/* TenantBoundary: written, being written, refused (with the API's error), or nothing to restrict. */
+static void test_conditions_tenant_boundary(void **state)
+{
+	(void)state;
+	static char *ns[] = { "team-canary" };
+	plan_pool_t restricted_pools[] = { { .name = "a", .canary_namespaces = ns, .n_canary_namespaces = 1 } };
+	plan_t restricted = plan;
+	restricted.pools = restricted_pools;
+	restricted.n_pools = 1;
+	pool_phase_t ph[2] = { POOL_CANARY, POOL_LEGACY };
+	const struct {
+		const plan_t *plan;
+		tenancy_param_t param;
+		const char *error;
+		bool status;
+		const char *reason, *message;
+	} rows[] = {
+		{ &plan, TENANCY_PARAM_UNWRITTEN, NULL, true, "NotRestricted", "the plan restricts no namespace" },
+		{ &restricted, TENANCY_PARAM_WRITTEN, NULL, true, "Written",
+		  "judges claims for the plan's classes by the parameter drashift-system/drashift-tenancy-gpu" },
+		{ &restricted, TENANCY_PARAM_WRITING, NULL, false, "Writing",
+		  "writing the parameter drashift-system/drashift-tenancy-gpu; no node starts a handover until it is written" },
+		{ &restricted, TENANCY_PARAM_UNWRITTEN, NULL, false, "Writing", "no node starts a handover" },
+		{ &restricted, TENANCY_PARAM_FAILED, "configmaps is forbidden", false, "WriteFailed",
+		  "NOT ENFORCED: the parameter drashift-system/drashift-tenancy-gpu could not be written (tried again at "
+		  "least 5 s apart): configmaps is forbidden; no node starts a handover until it is" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_conditions_input_t in = { .plan = rows[i].plan, .phases = ph, .retry_seconds = 5,
+					       .tenancy_param = rows[i].param, .tenancy_error = rows[i].error };
+		plan_condition_t c[PLAN_CONDITIONS];
+		plan_status_conditions(&in, c);
+		check_condition(&c[PLAN_COND_TENANT_BOUNDARY], "TenantBoundary", rows[i].status, rows[i].reason,
+				rows[i].message);
+		plan_conditions_free(c);
+	}
+}
+
 static void test_conditions_frozen_says_what_is_enforced_and_refused(void **state)
 {
 	(void)state;
@@ -331,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_phase),
 		cmocka_unit_test(test_conditions_quiet_plan),
 		cmocka_unit_test(test_conditions_awaiting_approval),
+		cmocka_unit_test(test_conditions_tenant_boundary),
 		cmocka_unit_test(test_activity_awaiting_approval),
 		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
 		cmocka_unit_test(test_conditions_degraded),
