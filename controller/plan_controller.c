@@ -319,66 +319,39 @@ static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const pro
 
 /* ---- the snapshot ------------------------------------------------------- */
 
-/* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
-/* The claim is allocated and one of its devices comes from driver. */
-static bool pc_claim_from_driver(const projection_claim_t *claim, const char *driver)
+static const projection_claim_t *pc_claim_by_name(void *ctx, const char *namespace, const char *name)
 {
-	for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
-		if (claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0)
-			return true;
-	return false;
+	const plan_controller_t *pc = ctx;
+	return store_get(cache_store(pc->cache, CACHE_CLAIMS), namespace, name);
 }
 
+/*
+ * Who still uses devices on the node (handover_count_users decides): the
+ * pods bound to it and the claims allocated on it from the plan's driver.
+ * Free with handover_usage_free.
+ */
 static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, const char *node,
-		     handover_usage_t *use, const char ***evictable)
+		     handover_usage_t *use)
 {
-	memset(use, 0, sizeof(*use));
-	*evictable = NULL;
-	size_t n_ev = 0;
-	const store_t *claims = cache_store(pc->cache, CACHE_CLAIMS);
 	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
-	size_t it = 0;
-	void *v;
-	while (pods && strmap_next(pods, &it, NULL, &v)) {
-		const projection_pod_t *pod = v;
-		bool done = pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED;
-		bool requests;
-		if (!done && capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &requests) > 0) {
-			use->plugin_users++;
-			if (!pod->meta.deleting) {
-				*evictable = xrealloc(*evictable, (n_ev + 2) * sizeof(char *));
-				(*evictable)[n_ev++] = pod->meta.namespace;
-				(*evictable)[n_ev++] = pod->meta.name;
-			}
-		}
-		/*
-		 * A pod on the node holding an allocated claim with a device of the
-		 * driver uses the node's driver, whatever node the allocation names
-		 * (a claim pinned to several nodes indexes under its first one only).
-		 * A claim the pod names but the cache does not hold cannot be
-		 * judged: assume it is in use.
-		 */
-		bool holds = false;
-		for (size_t c = 0; c < pod->n_claims && !done; c++) {
-			const projection_claim_t *claim = store_get(claims, pod->meta.namespace, pod->claims[c]);
-			if (claim == NULL)
-				use->unknown = true;
-			else
-				holds |= pc_claim_from_driver(claim, plan->driver);
-		}
-		use->driver_users += holds;
-	}
 	char *node_driver = cache_node_driver_key(node, plan->driver);
 	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
 	free(node_driver);
+	handover_users_t in = { .plan = plan, .pool = pool, .claim = pc_claim_by_name, .claim_ctx = (void *)pc };
+	const projection_pod_t **on_node = xcalloc(pods ? strmap_size(pods) + 1 : 1, sizeof(*on_node));
+	const projection_claim_t **pinned = xcalloc(held ? strmap_size(held) + 1 : 1, sizeof(*pinned));
+	size_t it = 0;
+	void *v;
+	while (pods && strmap_next(pods, &it, NULL, &v))
+		on_node[in.n_pods++] = v;
 	it = 0;
-	while (held && strmap_next(held, &it, NULL, &v)) {
-		const projection_claim_t *claim = v;
-		if (claim->n_reserved_for > 0)
-			use->driver_users++;
-	}
-	use->evictable = *evictable;
-	use->n_evictable = n_ev / 2;
+	while (held && strmap_next(held, &it, NULL, &v))
+		pinned[in.n_pinned++] = v;
+	in.pods = on_node;
+	in.pinned = pinned;
+	handover_count_users(&in, use);
+	free(on_node);
+	free(pinned);
 }
 
 /* The driver's slices for a node, borrowed from the cache (free the array). */
@@ -1137,8 +1110,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	char **legacy;
 	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name, &legacy);
 	handover_usage_t use;
-	const char **evictable;
-	pc_usage(pc, plan, &pool, node->meta.name, &use, &evictable);
+	pc_usage(pc, plan, &pool, node->meta.name, &use);
 	handover_ads_t ads;
 	pc_ads(pc, plan, &pool, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
@@ -1170,7 +1142,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	if (d.requeue_ms && (*requeue_ms == 0 || d.requeue_ms < *requeue_ms))
 		*requeue_ms = d.requeue_ms;
 	handover_decision_free(&d);
-	free(evictable);
+	handover_usage_free(&use);
 	free(legacy);
 }
 
@@ -1830,8 +1802,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 			if (r->record_changed)
 				continue; /* restart safety: the record first */
 			handover_usage_t use;
-			const char **evictable;
-			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use, &evictable);
+			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
 						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
 						 .plan_uid = r->po->meta.uid };
@@ -1842,7 +1813,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 			pc_execute(pc, r->po, mem->node, &d);
 			pc_requeue_within(&r->requeue_ms, d.requeue_ms);
 			handover_decision_free(&d);
-			free(evictable);
+			handover_usage_free(&use);
 		}
 	}
 }

@@ -596,8 +596,13 @@ static void handover_drain_dra(const handover_input_t *in, handover_decision_t *
 		return;
 	}
 	if (use->unknown || use->driver_users > 0) {
-		char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s", use->driver_users,
-				      in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
+		char *extended = use->extended_users > 0
+					 ? xasprintf(", %zu of them through the claim the scheduler made for the extended "
+						     "resource they ask for", use->extended_users)
+					 : xstrdup("");
+		char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s%s", use->driver_users,
+				      in->plan->driver, extended, use->unknown ? " (or the claims could not be read)" : "");
+		free(extended);
 		handover_wait(in, d, in->pool->drain_deadline_ms, why);
 		free(why);
 		return;

@@ -139,6 +139,14 @@ typedef struct {
 	char **claims;
 	size_t n_claims;
 	/*
+	 * The extended resources the scheduler served through DRA, in a claim it
+	 * made for the pod (status.extendedResourceClaimStatus.requestMappings[]
+	 * .resourceName, de-duplicated; KEP-5004). The pod's other extended
+	 * resources come from the device plugin.
+	 */
+	char **dra_resources;
+	size_t n_dra_resources;
+	/*
 	 * Effective extended-resource requests, as the scheduler computes them:
 	 * per resource, max(sum over containers and sidecars, each init
 	 * container's need). Only names with a '/' outside the kubernetes.io
@@ -202,6 +210,11 @@ typedef struct {
 	size_t device_conditions_false;
 	/* Name of the Pod in ownerReferences (template-generated claims); NULL when none. */
 	char *owner_pod;
+	/*
+	 * Annotation resource.kubernetes.io/extended-resource-claim is "true":
+	 * the scheduler made the claim for a pod's extended resource (KEP-5004).
+	 */
+	bool extended;
 } projection_claim_t;
 
 /* ---- ResourceSlice (resource.k8s.io/v1) ---- */
