@@ -359,7 +359,7 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 	}
 	manager_metrics_init(m);
 	m->events = events_recorder_new(&m->loop, m->http, "drashift.io/controller", opt->identity);
-	m->plans = plan_controller_new(&m->loop, m->http, &m->cache, m->events, opt->dry_run);
+	m->plans = plan_controller_new(&m->loop, m->http, &m->cache, m->events, opt->lease_namespace, opt->dry_run);
 	plan_controller_set_metrics(m->plans, m->metrics);
 
 	uv_timer_init(&m->loop, &m->discovery_retry);

@@ -16,6 +16,7 @@
 #include "kube_api.h"
 #include "log.h"
 #include "node_owners.h"
+#include "notifier.h"
 #include "plan_history.h"
 #include "plan_object.h"
 #include "pool.h"
@@ -25,6 +26,7 @@
 #include "pool_index.h"
 #include "rfc3339.h"
 #include "slo.h"
+#include "prom_query.h"
 #include "slo_tracker.h"
 #include "strmap.h"
 #include "timer.h"
@@ -69,6 +71,7 @@ typedef struct {
 typedef struct {
 	strmap_t written;
 	strmap_t errors;
+	strmap_t writing; /* plans whose write is in flight (values unused) */
 } pc_switch_t;
 
 struct plan_controller {
@@ -108,6 +111,8 @@ struct plan_controller {
 	metrics_histogram_t *m_step_seconds;
 	/* The plans' histories (NULL in a dry run: it writes nothing). */
 	plan_history_t *history;
+	/* The plans' webhooks (NULL in a dry run: it sends nothing). */
+	notifier_t *notifier;
 	strmap_t metric_pools;
 	/* Nodes by the plan their records name: what a plan holds, found without its selectors. */
 	node_owners_t owners;
@@ -123,6 +128,9 @@ struct plan_controller {
 	int probes;
 	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
 	strmap_t capacity;
+	/* The plans' Prometheus queries, asked on the loop; and plan -> the query names that have series. */
+	prom_query_t *prom;
+	strmap_t metric_queries;
 	bool closing;
 	void (*closed)(void *);
 	void *closed_data;
@@ -136,6 +144,7 @@ typedef struct {
 	char *switch_plan; /* ... for this plan */
 	bool missing_ok;   /* a delete: 404 means done */
 	char *finalizer_plan; /* a finalizer write: sent again after a failure */
+	notifier_batch_t *notes; /* a status write: the notifications it records, sent once it is written */
 	char *what;
 } pc_write_t;
 
@@ -173,10 +182,12 @@ static void pc_switch_forget(pc_switch_t *sw, const char *plan)
 	if (plan == NULL) {
 		strmap_clear(&sw->written, free);
 		strmap_clear(&sw->errors, free);
+		strmap_clear(&sw->writing, NULL);
 		return;
 	}
 	free(strmap_remove(&sw->written, plan));
 	free(strmap_remove(&sw->errors, plan));
+	strmap_remove(&sw->writing, plan);
 }
 
 /* How long a failed freeze write waits before it is tried again. */
@@ -196,8 +207,14 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	pc_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
+	if (w->sw)
+		strmap_remove(&w->sw->writing, w->switch_plan);
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
-		log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error", resp->error);
+		if (w->node && resp->status == 409) /* a handover start is conditional on the node it read */
+			log_info("node changed since it was read; deciding again", "what", w->what, "node", w->node);
+		else
+			log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error",
+				  resp->error);
 		if (w->node)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
@@ -219,7 +236,11 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 		}
 	} else if (w->sw) {
 		free(strmap_remove(&w->sw->errors, w->switch_plan));
+	} else if (w->notes) {
+		notifier_send(pc->notifier, w->notes);
+		w->notes = NULL;
 	}
+	notifier_batch_free(w->notes);
 	free(w->node);
 	free(w->plan);
 	free(w->switch_plan);
@@ -302,66 +323,39 @@ static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const pro
 
 /* ---- the snapshot ------------------------------------------------------- */
 
-/* Who still uses devices on the node: pods by node, claims of the plan's driver on the node. */
-/* The claim is allocated and one of its devices comes from driver. */
-static bool pc_claim_from_driver(const projection_claim_t *claim, const char *driver)
+static const projection_claim_t *pc_claim_by_name(void *ctx, const char *namespace, const char *name)
 {
-	for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
-		if (claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0)
-			return true;
-	return false;
+	const plan_controller_t *pc = ctx;
+	return store_get(cache_store(pc->cache, CACHE_CLAIMS), namespace, name);
 }
 
+/*
+ * Who still uses devices on the node (handover_count_users decides): the
+ * pods bound to it and the claims allocated on it from the plan's driver.
+ * Free with handover_usage_free.
+ */
 static void pc_usage(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, const char *node,
-		     handover_usage_t *use, const char ***evictable)
+		     handover_usage_t *use)
 {
-	memset(use, 0, sizeof(*use));
-	*evictable = NULL;
-	size_t n_ev = 0;
-	const store_t *claims = cache_store(pc->cache, CACHE_CLAIMS);
 	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
-	size_t it = 0;
-	void *v;
-	while (pods && strmap_next(pods, &it, NULL, &v)) {
-		const projection_pod_t *pod = v;
-		bool done = pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED;
-		bool requests;
-		if (!done && capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &requests) > 0) {
-			use->plugin_users++;
-			if (!pod->meta.deleting) {
-				*evictable = xrealloc(*evictable, (n_ev + 2) * sizeof(char *));
-				(*evictable)[n_ev++] = pod->meta.namespace;
-				(*evictable)[n_ev++] = pod->meta.name;
-			}
-		}
-		/*
-		 * A pod on the node holding an allocated claim with a device of the
-		 * driver uses the node's driver, whatever node the allocation names
-		 * (a claim pinned to several nodes indexes under its first one only).
-		 * A claim the pod names but the cache does not hold cannot be
-		 * judged: assume it is in use.
-		 */
-		bool holds = false;
-		for (size_t c = 0; c < pod->n_claims && !done; c++) {
-			const projection_claim_t *claim = store_get(claims, pod->meta.namespace, pod->claims[c]);
-			if (claim == NULL)
-				use->unknown = true;
-			else
-				holds |= pc_claim_from_driver(claim, plan->driver);
-		}
-		use->driver_users += holds;
-	}
 	char *node_driver = cache_node_driver_key(node, plan->driver);
 	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
 	free(node_driver);
+	handover_users_t in = { .plan = plan, .pool = pool, .claim = pc_claim_by_name, .claim_ctx = (void *)pc };
+	const projection_pod_t **on_node = xcalloc(pods ? strmap_size(pods) + 1 : 1, sizeof(*on_node));
+	const projection_claim_t **pinned = xcalloc(held ? strmap_size(held) + 1 : 1, sizeof(*pinned));
+	size_t it = 0;
+	void *v;
+	while (pods && strmap_next(pods, &it, NULL, &v))
+		on_node[in.n_pods++] = v;
 	it = 0;
-	while (held && strmap_next(held, &it, NULL, &v)) {
-		const projection_claim_t *claim = v;
-		if (claim->n_reserved_for > 0)
-			use->driver_users++;
-	}
-	use->evictable = *evictable;
-	use->n_evictable = n_ev / 2;
+	while (held && strmap_next(held, &it, NULL, &v))
+		pinned[in.n_pinned++] = v;
+	in.pods = on_node;
+	in.pinned = pinned;
+	handover_count_users(&in, use);
+	free(on_node);
+	free(pinned);
 }
 
 /* The driver's slices for a node, borrowed from the cache (free the array). */
@@ -426,11 +420,13 @@ static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type
 	cJSON_AddItemToArray(conds, c);
 }
 
-static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status)
+/* Write a plan's status; notes (may be NULL; taken) are sent once it is written. */
+static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes)
 {
 	/* Compare without the times that only move when something else moved. */
 	if (po->status && cJSON_Compare(po->status, status, true)) {
 		cJSON_Delete(status);
+		notifier_batch_free(notes);
 		return;
 	}
 	/* The status as a whole: what the previous status had and this one lacks is removed (null). */
@@ -442,17 +438,20 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 		log_info("dry run: would write status", "plan", po->meta.name, "status", body);
 		free(body);
 		cJSON_Delete(status);
+		notifier_batch_free(notes);
 		return;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
 	pc_write_t *w = pc_write_new(pc, NULL, "plan status");
 	w->plan = xstrdup(po->meta.name);
+	w->notes = notes;
 	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
 	pc->expected_since = uv_now(pc->loop);
 	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0)
 		pc->in_flight++;
 	else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
+		notifier_batch_free(w->notes);
 		free(w->plan);
 		free(w->what);
 		free(w);
@@ -485,7 +484,7 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 	pc_condition(conds, po->status, "Ready", false, "SpecInvalid",
 		     "the plan is invalid; nothing is done until the spec is fixed (the Invalid condition says where)",
 		     po->generation, now);
-	pc_write_status(pc, po, st);
+	pc_write_status(pc, po, st, NULL);
 }
 
 /* ---- one plan ------------------------------------------------------------- */
@@ -498,7 +497,8 @@ typedef struct {
 	const char **canary_names;
 	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
 	capacity_view_t capacity; /* the pool's devices by state, in plugin units and DRA devices */
-	slo_result_t signals[SLO_SIGNALS];
+	slo_result_t signals[SLO_MAX_RESULTS]; /* the built-in signals, then the plan's Prometheus queries */
+	size_t n_signals;
 	slo_verdict_t gate;
 	const slo_result_t *breach;
 	char *gate_waiting; /* the first signal keeping the gate from a Pass; NULL when none */
@@ -559,7 +559,7 @@ static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const pl
  * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
 static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, const char *pool,
-			    int64_t now, int64_t since_floor)
+			    int64_t now, int64_t since_floor, const slo_result_t *queries, size_t n_queries)
 {
 	const char **names = xcalloc(run->n + 1, sizeof(char *));
 	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
@@ -588,11 +588,16 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 			   .fights = fights, .failed_steps = failed, .failing_nodes = run->failing_nodes,
 			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);
-	run->gate = slo_gate(run->signals, &run->breach);
-	for (int i = 0; i < SLO_SIGNALS && run->gate == SLO_INCONCLUSIVE; i++)
+	/* The plan's queries join every pool's gate: a breach freezes, an error or no data holds a pass. */
+	memcpy(&run->signals[SLO_SIGNALS], queries, n_queries * sizeof(*queries));
+	run->n_signals = SLO_SIGNALS + n_queries;
+	run->gate = slo_gate(run->signals, run->n_signals, &run->breach);
+	for (size_t i = 0; i < run->n_signals && run->gate == SLO_INCONCLUSIVE; i++)
 		if (run->signals[i].verdict == SLO_INCONCLUSIVE) {
-			run->gate_waiting = xasprintf("%s has %u of %u samples in the window", run->signals[i].name,
-						      run->signals[i].samples, plan->slo.min_samples ? plan->slo.min_samples : 1);
+			const slo_result_t *s = &run->signals[i];
+			run->gate_waiting = s->detail ? xasprintf("%s: %s", s->name, s->detail)
+						      : xasprintf("%s has %u of %u samples in the window", s->name, s->samples,
+								  plan->slo.min_samples ? plan->slo.min_samples : 1);
 			break;
 		}
 	free(samples);
@@ -691,9 +696,11 @@ static const char *const pc_capacity_units[] = { "legacyUnits", "draDevices" };
 
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 {
+	if (pc->notifier)
+		notifier_set_metrics(pc->notifier, r);
 	pc->m_value = metrics_gauge_new(r, "drashift_slo_signal_value",
 					"An SLO signal as last measured for a pool, in its unit: ms for latencies, percent "
-					"for failures, a count otherwise.",
+					"for failures, a Prometheus query's own unit, a count otherwise.",
 					"plan", "pool", "signal", NULL);
 	pc->m_threshold = metrics_gauge_new(r, "drashift_slo_signal_threshold",
 					    "The plan's threshold for an SLO signal, in the signal's unit.", "plan", "pool",
@@ -729,27 +736,41 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 					  "(docs/operations.md says how to release them).",
 					  NULL);
 	metrics_gauge_set(pc->m_orphans, 0, NULL);
+	prom_query_set_metrics(pc->prom, r);
 }
 
-/* Drop every series of a plan (deleted, invalid, or its pools changed). */
+static void pc_metrics_forget_signal(plan_controller_t *pc, const char *plan, const char *pool, const char *sig)
+{
+	metrics_gauge_remove(pc->m_value, plan, pool, sig, NULL);
+	metrics_gauge_remove(pc->m_threshold, plan, pool, sig, NULL);
+	metrics_gauge_remove(pc->m_samples, plan, pool, sig, NULL);
+	for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
+		metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
+}
+
+/* Drop every series of a plan (deleted, invalid, or its pools or queries changed). */
 static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 {
 	char *pools = strmap_remove(&pc->metric_pools, plan);
+	char *queries = strmap_remove(&pc->metric_queries, plan);
 	if (pc->m_value == NULL || pools == NULL) {
 		free(pools);
+		free(queries);
 		return;
 	}
 	for (char *pool = pools, *end; pool; pool = end ? end + 1 : NULL) {
 		end = strchr(pool, '\x1f');
 		if (end)
 			*end = '\0';
-		for (int k = 0; k < SLO_SIGNALS; k++) {
-			const char *sig = slo_signal_name((slo_signal_id_t)k);
-			metrics_gauge_remove(pc->m_value, plan, pool, sig, NULL);
-			metrics_gauge_remove(pc->m_threshold, plan, pool, sig, NULL);
-			metrics_gauge_remove(pc->m_samples, plan, pool, sig, NULL);
-			for (size_t v = 0; v < sizeof(pc_verdicts) / sizeof(pc_verdicts[0]); v++)
-				metrics_gauge_remove(pc->m_verdict, plan, pool, sig, slo_verdict_name(pc_verdicts[v]), NULL);
+		for (int k = 0; k < SLO_SIGNALS; k++)
+			pc_metrics_forget_signal(pc, plan, pool, slo_signal_name((slo_signal_id_t)k));
+		for (char *q = queries && queries[0] ? queries : NULL, *qend; q; q = qend ? qend + 1 : NULL) {
+			qend = strchr(q, '\x1f');
+			if (qend)
+				*qend = '\0';
+			pc_metrics_forget_signal(pc, plan, pool, q);
+			if (qend)
+				*qend = '\x1f';
 		}
 		for (int ph = 0; ph < POOL_PHASES; ph++)
 			metrics_gauge_remove(pc->m_pool_phase, plan, pool, pool_phase_name((pool_phase_t)ph), NULL);
@@ -762,6 +783,7 @@ static void pc_metrics_forget(plan_controller_t *pc, const char *plan)
 	}
 	metrics_gauge_remove(pc->m_frozen, plan, NULL);
 	free(pools);
+	free(queries);
 }
 
 static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t *plan, const pc_pool_run_t *runs,
@@ -778,12 +800,20 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 			strcat(pools, "\x1f");
 		strcat(pools, plan->pools[i].name);
 	}
+	char *queries = xstrdup("");
+	for (size_t i = 0; i < plan->slo.prometheus.n_queries; i++) {
+		char *next = xasprintf("%s%s%s", queries, i ? "\x1f" : "", plan->slo.prometheus.queries[i].name);
+		free(queries);
+		queries = next;
+	}
 	const char *had = strmap_get(&pc->metric_pools, name);
-	if (had && strcmp(had, pools) != 0)
+	const char *had_queries = strmap_get(&pc->metric_queries, name);
+	if ((had && strcmp(had, pools) != 0) || (had_queries && strcmp(had_queries, queries) != 0))
 		pc_metrics_forget(pc, name);
 	free(strmap_put(&pc->metric_pools, name, pools));
+	free(strmap_put(&pc->metric_queries, name, queries));
 	for (size_t i = 0; i < plan->n_pools; i++)
-		for (int k = 0; k < SLO_SIGNALS; k++) {
+		for (size_t k = 0; k < runs[i].n_signals; k++) {
 			const slo_result_t *r = &runs[i].signals[k];
 			const char *pool = plan->pools[i].name;
 			metrics_gauge_set(pc->m_value, r->value, name, pool, r->name, NULL);
@@ -1087,8 +1117,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	char **legacy;
 	plan_pool_t pool = pc_release_pool(pc, plan, node->meta.name, &legacy);
 	handover_usage_t use;
-	const char **evictable;
-	pc_usage(pc, plan, &pool, node->meta.name, &use, &evictable);
+	pc_usage(pc, plan, &pool, node->meta.name, &use);
 	handover_ads_t ads;
 	pc_ads(pc, plan, &pool, node, &ads);
 	handover_input_t in = { .plan = plan, .pool = &pool, .node = node, .state = &st, .usage = &use, .ads = &ads,
@@ -1120,7 +1149,7 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	if (d.requeue_ms && (*requeue_ms == 0 || d.requeue_ms < *requeue_ms))
 		*requeue_ms = d.requeue_ms;
 	handover_decision_free(&d);
-	free(evictable);
+	handover_usage_free(&use);
 	free(legacy);
 }
 
@@ -1286,7 +1315,7 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
 		}
 		free(msg);
-		pc_write_status(pc, po, st);
+		pc_write_status(pc, po, st, NULL);
 	}
 	pc_names_free(names, n);
 }
@@ -1482,6 +1511,11 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	r->recorded.acknowledged_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(r->breach, "acknowledgedTime"));
 	plan_status_freeze(r->plan, &r->recorded, r->now, &r->freeze);
 	r->breach_pool = r->recorded.pool;
+	slo_result_t queries[PLAN_MAX_PROM_QUERIES];
+	size_t n_queries = 0;
+	if (r->plan->slo.prometheus.n_queries > 0 && r->plan->slo.prometheus.n_queries <= PLAN_MAX_PROM_QUERIES)
+		n_queries = prom_query_judge(pc->prom, r->plan->name, &r->plan->slo.prometheus, r->freeze.judge_since_ms,
+					     r->now, queries);
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		if (run->n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
@@ -1493,7 +1527,8 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	pc_driver_failures(pc, r);
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
-		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms);
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms, queries,
+			      n_queries);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
 }
@@ -1692,8 +1727,13 @@ static void pc_render_preflight_condition(plan_controller_t *pc, cJSON *conds, c
 static void pc_decide_breach(plan_controller_t *pc, pc_reconcile_t *r)
 {
 	plan_pool_gate_t *gates = xcalloc(r->plan->n_pools + 1, sizeof(*gates));
-	for (size_t i = 0; i < r->plan->n_pools; i++)
-		gates[i] = (plan_pool_gate_t){ .gate = r->runs[i].gate, .breach = r->runs[i].breach };
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(plan_object_pool_status(r->po, r->plan->pools[i].name),
+								   "phase");
+		bool moving = cJSON_IsString(ph) && (strcmp(ph->valuestring, pool_phase_name(POOL_CANARY)) == 0 ||
+						     strcmp(ph->valuestring, pool_phase_name(POOL_EXPANDING)) == 0);
+		gates[i] = (plan_pool_gate_t){ .gate = r->runs[i].gate, .breach = r->runs[i].breach, .moving = moving };
+	}
 	plan_status_new_breach(r->plan, &r->freeze, gates, r->now, &r->new_breach);
 	free(gates);
 	const plan_new_breach_t *nb = &r->new_breach;
@@ -1750,8 +1790,22 @@ static void pc_decide_window(pc_reconcile_t *r)
 }
 
 /* Decide: each pool's phase and its nodes' goals, in plan order. */
-static void pc_decide_pools(pc_reconcile_t *r)
+/* Where the plan's tenant boundary parameter stands (a dry run writes none: nothing waits for it). */
+static tenancy_param_t pc_tenancy_param(const plan_controller_t *pc, const char *plan)
 {
+	const char *had = strmap_get(&pc->tenancy.written, plan);
+	if (pc->dry_run)
+		return TENANCY_PARAM_WRITTEN;
+	if (strmap_get(&pc->tenancy.errors, plan))
+		return TENANCY_PARAM_FAILED;
+	if (strmap_get(&pc->tenancy.writing, plan))
+		return TENANCY_PARAM_WRITING;
+	return had && strncmp(had, "retry-at:", 9) != 0 ? TENANCY_PARAM_WRITTEN : TENANCY_PARAM_UNWRITTEN;
+}
+
+static void pc_decide_pools(const plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const char *boundary_pending = tenancy_hold(r->plan, pc_tenancy_param(pc, r->plan->name));
 	const plan_t *plan = r->plan;
 	size_t not_done_before = 0;
 	pc_decide_window(r);
@@ -1778,6 +1832,7 @@ static void pc_decide_pools(pc_reconcile_t *r)
 			.gate_waiting = run->gate_waiting,
 			.window_closed = !r->window_open,
 			.window_opens = !r->window_open && r->window_edge_s[0] ? r->window_edge_s : NULL,
+			.boundary_pending = boundary_pending,
 			.now_ms = r->now,
 		};
 		pool_decide(&in, &run->out);
@@ -1825,8 +1880,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 			if (r->record_changed)
 				continue; /* restart safety: the record first */
 			handover_usage_t use;
-			const char **evictable;
-			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use, &evictable);
+			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
 						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
 						 .plan_uid = r->po->meta.uid };
@@ -1837,7 +1891,7 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 			pc_execute(pc, r->po, mem->node, &d);
 			pc_requeue_within(&r->requeue_ms, d.requeue_ms);
 			handover_decision_free(&d);
-			free(evictable);
+			handover_usage_free(&use);
 		}
 	}
 }
@@ -1914,7 +1968,7 @@ static cJSON *pc_render_pool(plan_controller_t *pc, const pc_reconcile_t *r, siz
 	pc_add_time(p, "bakeStartTime", run->out.record.bake_start_ms);
 	pc_add_time(p, "finishTime", run->out.record.finish_ms);
 	cJSON_AddStringToObject(p, "message", run->out.message ? run->out.message : "");
-	char *gate = plan_status_gate_summary(run->signals, r->plan->slo.min_samples);
+	char *gate = plan_status_gate_summary(run->signals, run->n_signals, r->plan->slo.min_samples);
 	cJSON_AddStringToObject(p, "gate", gate);
 	free(gate);
 	cJSON *capacity = cJSON_AddObjectToObject(p, "capacity");
@@ -1932,7 +1986,7 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 {
 	cJSON *signals = cJSON_AddArrayToObject(st, "signals");
 	for (size_t i = 0; i < r->plan->n_pools; i++)
-		for (int k = 0; k < SLO_SIGNALS; k++) {
+		for (size_t k = 0; k < r->runs[i].n_signals; k++) {
 			const slo_result_t *s = &r->runs[i].signals[k];
 			char value[64], threshold[64];
 			plan_status_signal_text(s, value, threshold, sizeof(value));
@@ -1950,6 +2004,13 @@ static void pc_render_signals(cJSON *st, const pc_reconcile_t *r)
 			}
 			cJSON_AddNumberToObject(sig, "samples", s->samples);
 			cJSON_AddStringToObject(sig, "verdict", slo_verdict_name(s->verdict));
+			if (s->id == SLO_PROMETHEUS) {
+				/* Why it has no value (no data, the query's error), and how many answers failed. */
+				cJSON_AddStringToObject(sig, "source", "Prometheus");
+				if (s->detail)
+					cJSON_AddStringToObject(sig, "message", s->detail);
+				cJSON_AddNumberToObject(sig, "errors", (double)s->errors);
+			}
 			if (s->id == SLO_DRIVER_ERRORS) {
 				/* The pool's nodes in each driver failure class (retryable ones are shown, not counted). */
 				cJSON *by = cJSON_AddObjectToObject(sig, "byClass");
@@ -2083,6 +2144,8 @@ static void pc_render_conditions(plan_controller_t *pc, cJSON *st, const pc_reco
 		.failed_nodes = r->failed_nodes,
 		.refused_nodes = r->refused,
 		.awaiting_approval = pc_awaiting_approval(r),
+		.tenancy_param = pc_tenancy_param(pc, name),
+		.tenancy_error = strmap_get(&pc->tenancy.errors, name),
 	};
 	plan_condition_t conds[PLAN_CONDITIONS];
 	plan_status_conditions(&in, conds);
@@ -2184,6 +2247,7 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 	w->switch_plan = xstrdup(plan->name);
 	if (tenancy_parameter_set(pc->http, json, plan->name, pc_on_write, w) == 0) {
 		pc->in_flight++;
+		strmap_put(&pc->tenancy.writing, plan->name, pc);
 		log_info("tenant boundary written: claims for the plan's classes are admitted as the stage says", "plan",
 			 plan->name, "stage", tenancy_stage_name(t.stage));
 		free(strmap_put(&pc->tenancy.written, plan->name, json));
@@ -2352,8 +2416,11 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 {
 	/* Its freeze objects and its history go with the garbage collector. */
 	pc_metrics_forget(pc, name);
+	prom_query_forget(pc->prom, name);
 	if (pc->history)
 		plan_history_forget(pc->history, name);
+	if (pc->notifier)
+		notifier_forget(pc->notifier, name);
 	pc_switch_forget(&pc->param, name);
 	pc_switch_forget(&pc->taint, name);
 	pc_switch_forget(&pc->tenancy, name);
@@ -2374,6 +2441,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", po->invalid_reason);
 		pc_status_invalid(pc, po, po->invalid_reason);
 		pc_metrics_forget(pc, name);
+		prom_query_forget(pc->prom, name);
 		return;
 	}
 	char *refused = api_versions_freeze_refusal(po->plan.slo.freeze_mode, &pc->apis, pc->kube_minor);
@@ -2381,9 +2449,11 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		log_warn("plan is invalid on this cluster; nothing is done for it", "plan", name, "error", refused);
 		pc_status_invalid(pc, po, refused);
 		pc_metrics_forget(pc, name);
+		prom_query_forget(pc->prom, name);
 		free(refused);
 		return;
 	}
+	prom_query_sync(pc->prom, name, &po->plan.slo.prometheus);
 	pc_reconcile_t r = { .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
 			     .handovers = cJSON_CreateArray(), .requeue_ms = *requeue_ms };
 	r.ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
@@ -2402,7 +2472,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	pc_judge(pc, &r);
 	pc_preflight(pc, &r);
 	pc_decide_breach(pc, &r);
-	pc_decide_pools(&r);
+	pc_decide_pools(pc, &r);
 	/* Hold nodes only once deleting the plan, or changing what it is, cannot strand them. */
 	r.holds = pc_holds_nodes(pc, po, r.runs);
 	if (r.holds && !pc_ready_to_hold(pc, po))
@@ -2415,7 +2485,8 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
 	cJSON *st = pc_render_status(pc, &r);
 	if (r.write_status)
-		pc_write_status(pc, po, st);
+		pc_write_status(pc, po, st,
+				pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s) : NULL);
 	else
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
@@ -2536,6 +2607,7 @@ void plan_controller_stopped_leading(plan_controller_t *pc)
 {
 	if (pc->history)
 		plan_history_forget(pc->history, NULL);
+	prom_query_close(pc->prom); /* only the leader asks Prometheus; reconciles start it again */
 }
 
 void plan_controller_poke(plan_controller_t *pc)
@@ -2569,8 +2641,19 @@ static void pc_orphans_soon(plan_controller_t *pc)
 	uv_timer_start(&pc->orphan_timer, pc_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
 }
 
+/* A round of a plan's Prometheus queries is in: judge the plan again. */
+static void pc_on_prom_answers(void *data, const char *plan)
+{
+	plan_controller_t *pc = data;
+	if (pc->closing)
+		return;
+	workqueue_add(pc->queue, plan, uv_now(pc->loop));
+	if (pc->in_flight == 0)
+		plan_controller_schedule(pc);
+}
+
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
-				       bool dry_run)
+				       const char *namespace, bool dry_run)
 {
 	plan_controller_t *pc = xcalloc(1, sizeof(*pc));
 	pc->loop = loop;
@@ -2581,8 +2664,10 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->queue = workqueue_new();
 	pc->slo = slo_tracker_new();
 	pc->history = dry_run ? NULL : plan_history_new(http);
+	pc->notifier = dry_run ? NULL : notifier_new(loop);
 	pool_index_init(&pc->pools, plan_selector_matches);
-	pc->param = pc->taint = pc->tenancy = (pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT };
+	pc->param = pc->taint = pc->tenancy =
+		(pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT, .writing = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
@@ -2591,6 +2676,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
 	pc->preflight = (strmap_t)STRMAP_INIT;
 	pc->capacity = (strmap_t)STRMAP_INIT;
+	pc->metric_queries = (strmap_t)STRMAP_INIT;
+	pc->prom = prom_query_new(loop, http, namespace, pc_on_prom_answers, pc);
 	uv_timer_init(loop, &pc->timer);
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
@@ -2674,11 +2761,14 @@ static void plan_controller_free(uv_handle_t *h)
 	workqueue_free(pc->queue);
 	slo_tracker_free(pc->slo);
 	plan_history_free(pc->history);
+	notifier_free(pc->notifier);
 	pool_index_free(&pc->pools);
 	pc_switch_forget(&pc->param, NULL);
 	pc_switch_forget(&pc->taint, NULL);
 	pc_switch_forget(&pc->tenancy, NULL);
 	strmap_clear(&pc->metric_pools, free);
+	strmap_clear(&pc->metric_queries, free);
+	prom_query_free(pc->prom);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, pc_status_expectation_free);
 	node_owners_free(&pc->owners);
@@ -2694,7 +2784,8 @@ static void plan_controller_free(uv_handle_t *h)
 static void plan_controller_drain(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
-	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history))) {
+	if (pc->in_flight > 0 || pc->probes > 0 || (pc->history && plan_history_busy(pc->history)) ||
+	    (pc->notifier && notifier_busy(pc->notifier)) || prom_query_busy(pc->prom) > 0) {
 		uv_timer_start(&pc->timer, plan_controller_drain, 50, 0);
 		return;
 	}
@@ -2708,6 +2799,9 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	pc->closed_data = data;
 	/* Closed before the drain closes the main timer, whose callback frees pc. */
 	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
+	if (pc->notifier)
+		notifier_close(pc->notifier);
+	prom_query_close(pc->prom);
 	uv_timer_stop(&pc->timer);
 	uv_timer_start(&pc->timer, plan_controller_drain, 0, 0);
 }

@@ -23,8 +23,9 @@
 
 typedef struct plan_controller plan_controller_t;
 
+/* namespace: drashift's own, where the Secrets of spec.slo.prometheus.secretName are read. */
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache,
-				       events_recorder_t *events, bool dry_run);
+				       events_recorder_t *events, const char *namespace, bool dry_run);
 /*
  * What the cluster serves (controller/discovery.c): the DeviceTaintRule
  * version to write, and the freeze modes a plan may ask for (a plan whose
@@ -36,11 +37,15 @@ void plan_controller_set_apis(plan_controller_t *pc, const api_versions_t *apis,
 void plan_controller_set_leader(plan_controller_t *pc, const leader_t *leader);
 /*
  * Register the SLO gauges in r (drashift_slo_signal_value, _threshold,
- * _samples, _verdict; drashift_plan_frozen), kept current by every reconcile
- * and removed with the plan. Without it no metrics are kept.
+ * _samples, _verdict, the plans' Prometheus queries among the signals;
+ * drashift_plan_frozen), kept current by every reconcile and removed with
+ * the plan, and the Prometheus query counters. Without it no metrics are kept.
  */
 void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r);
-/* Leadership was lost: forget what only a leader keeps (the plans' histories, read again when leading again). */
+/*
+ * Leadership was lost: forget what only a leader keeps (the plans' histories,
+ * read again when leading again) and stop asking Prometheus.
+ */
 void plan_controller_stopped_leading(plan_controller_t *pc);
 /* Every plan is looked at again (few plans, cheap): leadership was won, a write finished. */
 void plan_controller_poke(plan_controller_t *pc);

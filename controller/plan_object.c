@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_decode.h"
 #include "xalloc.h"
 
 /* The API's limit on label values. */
@@ -113,7 +114,8 @@ static int plan_object_decode(const cJSON *obj, void *out, char *err, size_t err
 							      PLAN_ANN_FORCE_DELETE);
 	p->force_delete = cJSON_IsString(force) && strcmp(force->valuestring, "true") == 0;
 	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
-	p->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
+	if (!json_number_int(gen, &p->generation) || p->generation < 0)
+		p->generation = 0; /* plan_decode refuses it and says why */
 	char why[512];
 	if (plan_decode(obj, &p->plan, why, sizeof(why)) == 0 && plan_object_load_zones(&p->plan, why, sizeof(why)) == 0) {
 		p->valid = true;

@@ -274,6 +274,15 @@ static void handover_begin(const handover_input_t *in, handover_decision_t *d, h
 	handover_patch_annotation(&p, HANDOVER_ANN_DIRECTION, dir == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
 	handover_patch_step(&p, to, in->now_ms);
 	handover_patch_annotation(&p, HANDOVER_ANN_CORDONED, in->node->unschedulable ? "false" : "true");
+	/*
+	 * Whose cordon it is was read from the node as cached: the write holds
+	 * only if the node is still that version (409 otherwise, and the next
+	 * decision reads it again). A person's cordon that raced the cache is
+	 * never recorded as drashift's, and so never lifted by it.
+	 */
+	if (in->node->meta.resource_version != NULL)
+		cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(p.root, "metadata"), "resourceVersion",
+					in->node->meta.resource_version);
 	handover_patch_annotation(&p, HANDOVER_ANN_FAILURE, NULL);
 	bool counted = legacy.devices > 0;
 	if (dir == HANDOVER_TO_DRA) {
@@ -589,8 +598,13 @@ static void handover_drain_dra(const handover_input_t *in, handover_decision_t *
 		return;
 	}
 	if (use->unknown || use->driver_users > 0) {
-		char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s", use->driver_users,
-				      in->plan->driver, use->unknown ? " (or the claims could not be read)" : "");
+		char *extended = use->extended_users > 0
+					 ? xasprintf(", %zu of them through the claim the scheduler made for the extended "
+						     "resource they ask for", use->extended_users)
+					 : xstrdup("");
+		char *why = xasprintf("%zu pod(s) on the node still hold claims allocated by %s%s%s", use->driver_users,
+				      in->plan->driver, extended, use->unknown ? " (or the claims could not be read)" : "");
+		free(extended);
 		handover_wait(in, d, in->pool->drain_deadline_ms, why);
 		free(why);
 		return;

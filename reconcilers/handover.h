@@ -96,18 +96,51 @@ typedef struct {
 /* Read the node's state for plan; never fails (bad annotations set bad_record). */
 void handover_read(const plan_t *plan, const projection_node_t *node, handover_state_t *out);
 
-/* What the node's pods and claims say about who still uses what. */
+/*
+ * What the node's pods and claims say about who still uses what
+ * (handover_count_users). A pod asking for an extended resource is a user
+ * of the device plugin, or of the driver when the scheduler served that
+ * resource through DRA (KEP-5004: a claim it made, annotated
+ * resource.kubernetes.io/extended-resource-claim, named in the pod's
+ * status.extendedResourceClaimStatus).
+ */
 typedef struct {
-	/* Non-terminal pods on the node requesting the plan's extended resource. */
+	/* Non-terminal pods on the node requesting one of the pool's legacy resources from the device plugin. */
 	size_t plugin_users;
-	/* Pods on the node (running or terminating) holding a claim allocated from the driver on the node. */
+	/*
+	 * Consumers (pods) of the driver's devices on the node: pods there,
+	 * running or terminating, holding a claim allocated from the driver, and
+	 * the consumers in reservedFor of claims allocated on the node (a pod
+	 * not yet bound, or finished but not yet released). Each counted once.
+	 */
 	size_t driver_users;
+	/* Of driver_users: through a claim the scheduler made for an extended resource. */
+	size_t extended_users;
 	/* Something could not be read (cache not synced, a claim missing): assume both are in use. */
 	bool unknown;
-	/* Pods to evict when the drain policy is Evict: namespace/name pairs. */
-	const char *const *evictable; /* 2*n strings */
+	/* Pods to evict when the drain policy is Evict: namespace/name pairs (the array is owned when counted). */
+	const char **evictable; /* 2*n strings */
 	size_t n_evictable;
 } handover_usage_t;
+
+/* A claim by namespace and name, as the caller's cache holds it; NULL when it holds none. */
+typedef const projection_claim_t *(*handover_claim_fn)(void *ctx, const char *namespace, const char *name);
+
+/* What handover_count_users reads: one node's pods and claims. */
+typedef struct {
+	const plan_t *plan;
+	const plan_pool_t *pool;
+	const projection_pod_t *const *pods; /* the pods bound to the node, any phase */
+	size_t n_pods;
+	const projection_claim_t *const *pinned; /* claims allocated on the node with a device of the plan's driver */
+	size_t n_pinned;
+	handover_claim_fn claim; /* the pods' claims by name */
+	void *claim_ctx;
+} handover_users_t;
+
+/* Count who uses the node's devices. Free with handover_usage_free. */
+void handover_count_users(const handover_users_t *in, handover_usage_t *out);
+void handover_usage_free(handover_usage_t *use);
 
 /* What the node's advertisements say. */
 typedef struct {

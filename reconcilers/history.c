@@ -123,14 +123,14 @@ static void history_problem(history_data_t *d, const char *what, size_t line)
 				    line + 1, "unreadable");
 }
 
-/* One record: a JSON object of at most HISTORY_LINE_MAX bytes with a number "t". NULL otherwise. */
+/* One record: a JSON object of at most HISTORY_LINE_MAX bytes with a whole non-negative number "t" (ms). NULL otherwise. */
 static cJSON *history_parse_line(const char *s, size_t len)
 {
 	if (len > HISTORY_LINE_MAX)
 		return NULL;
 	cJSON *obj = cJSON_ParseWithLength(s, len);
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "t");
-	if (!cJSON_IsObject(obj) || !cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0) {
+	int64_t t;
+	if (!cJSON_IsObject(obj) || !json_number_int(cJSON_GetObjectItemCaseSensitive(obj, "t"), &t) || t < 0) {
 		cJSON_Delete(obj);
 		return NULL;
 	}

@@ -28,6 +28,7 @@
 #include "plan.h"
 
 #include "json_decode.h"
+#include "slo.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
@@ -48,6 +49,12 @@
 #define PLAN_MAX_BREACH_ID_LEN 253
 #define PLAN_MAX_LEGACY_RESOURCES 32
 #define PLAN_MAX_WINDOWS 16
+#define PLAN_MAX_WEBHOOKS 8
+#define PLAN_MAX_URL_LEN 2048
+#define PLAN_WEBHOOK_TIMEOUT_MAX_MS (10 * 60 * 1000)
+#define PLAN_MAX_PROM_ADDRESS_LEN 2048
+#define PLAN_MAX_PROM_QUERY_LEN 4096
+#define PLAN_MAX_PROM_NAME_LEN 63
 
 /*
  * The longest duration accepted: what Go's time.Duration holds (int64
@@ -406,6 +413,19 @@ void plan_free(plan_t *p)
 	free(p->windows);
 	plan__free_strs(p->tenancy_namespaces, p->n_tenancy_namespaces);
 	plan__free_selector(&p->tenancy_selector);
+	for (size_t i = 0; i < p->n_webhooks; i++) {
+		free(p->webhooks[i].name);
+		free(p->webhooks[i].url);
+	}
+	free(p->webhooks);
+	plan_prometheus_t *prom = &p->slo.prometheus;
+	free(prom->address);
+	free(prom->secret_name);
+	for (size_t i = 0; i < prom->n_queries; i++) {
+		free(prom->queries[i].name);
+		free(prom->queries[i].query);
+	}
+	free(prom->queries);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -801,8 +821,9 @@ static bool plan__valid_weekday(const char *s)
 	return false;
 }
 
-static int plan__window(const json_decode_scope_t *ws, window_t *w)
+static int plan__window(const json_decode_scope_t *ws, void *out)
 {
+	window_t *w = out;
 	static const char *const known[] = {"days", "start", "end", "timeZone", NULL};
 	char **names = NULL;
 	size_t n = 0;
@@ -834,24 +855,165 @@ static int plan__window(const json_decode_scope_t *ws, window_t *w)
 	return 0;
 }
 
-/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
-static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+/*
+ * An array member of objects into a fresh zeroed array of *n elements of
+ * size bytes (allocated whole first, so plan_free() releases a half-decoded
+ * one), each decoded by one. Absent: *out NULL, *n 0.
+ */
+static int plan__objects(const json_decode_scope_t *s, const char *key, size_t max, size_t size,
+			 int (*one)(const json_decode_scope_t *elem, void *out), void **out, size_t *n)
 {
 	char path[JSON_DECODE_PATH_MAX];
-	json_decode_scope_t ws;
+	json_decode_scope_t es;
 	const cJSON *arr, *e;
-	size_t n;
-	if (json_decode_arr(spec, "windows", PLAN_MAX_WINDOWS, &arr, &n) != 0)
+	size_t count;
+	*out = NULL;
+	*n = 0;
+	if (json_decode_arr(s, key, max, &arr, &count) != 0)
 		return -1;
-	if (n == 0)
+	if (count == 0)
 		return 0;
-	p->windows = xcalloc(n, sizeof(*p->windows));
-	p->n_windows = n;
+	*out = xcalloc(count, size);
+	*n = count;
 	size_t i = 0;
 	cJSON_ArrayForEach(e, arr)
 	{
-		if (json_decode_elem(spec, "windows", i, e, &ws, path, sizeof(path)) != 0 ||
-		    plan__window(&ws, &p->windows[i]) != 0)
+		if (json_decode_elem(s, key, i, e, &es, path, sizeof(path)) != 0 || one(&es, (char *)*out + i * size) != 0)
+			return -1;
+		i++;
+	}
+	return 0;
+}
+
+/* spec.windows: maintenance windows, each decoded; their zones are loaded by the controller. */
+static int plan__windows(const json_decode_scope_t *spec, plan_t *p)
+{
+	void *windows;
+	int rc = plan__objects(spec, "windows", PLAN_MAX_WINDOWS, sizeof(window_t), plan__window, &windows, &p->n_windows);
+	p->windows = windows;
+	return rc;
+}
+
+/* A finite JSON number member; required. */
+static int plan__number(const json_decode_scope_t *s, const char *key, double *out)
+{
+	const cJSON *v = json_decode_get(s, key);
+	*out = 0;
+	if (v == NULL)
+		return json_decode_fail(s, key, "missing");
+	if (!cJSON_IsNumber(v))
+		return json_decode_fail(s, key, "not a number");
+	*out = v->valuedouble;
+	return 0;
+}
+
+/* A query's name: a signal name such as dra_prepare_p95 or nodePrepareP95, never a built-in signal's. */
+static bool plan__valid_signal_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > PLAN_MAX_PROM_NAME_LEN || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!plan__is_alnum(s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+static int plan__prom_query(const json_decode_scope_t *qs, uint64_t default_window_ms, plan_prom_query_t *q,
+			    const plan_prom_query_t *before, size_t n_before)
+{
+	static const char *const known[] = {"name", "query", "threshold", "breachWhen", "window", "onNoData", "onError", NULL};
+	static const char *const directions[] = {"Above", "Below", NULL};
+	static const char *const rules[] = {"Inconclusive", "Pass", "Breach", NULL};
+	static const char *const error_rules[] = {"Inconclusive", "Breach", NULL};
+	const char *name, *query;
+	int direction, no_data, on_error;
+	char quoted[JSON_DECODE_QUOTE_BUF];
+	if (plan__known(qs, known) != 0 || json_decode_str(qs, "name", true, &name) != 0)
+		return -1;
+	json_decode_quote(quoted, sizeof(quoted), name);
+	if (!plan__valid_signal_name(name))
+		return json_decode_fail(qs, "name",
+					"must be a signal name: a letter, then letters, digits or '_', at most %d (%s)",
+					PLAN_MAX_PROM_NAME_LEN, quoted);
+	for (int k = 0; k < SLO_SIGNALS; k++)
+		if (strcmp(name, slo_signal_name((slo_signal_id_t)k)) == 0)
+			return json_decode_fail(qs, "name", "%s is a built-in signal's name", quoted);
+	for (size_t i = 0; i < n_before; i++)
+		if (strcmp(name, before[i].name) == 0)
+			return json_decode_fail(qs, "name", "query names must be unique (%s is also queries[%zu])", quoted, i);
+	q->name = xstrdup(name);
+	if (json_decode_str(qs, "query", true, &query) != 0)
+		return -1;
+	if (query[0] == '\0')
+		return json_decode_fail(qs, "query", "empty");
+	if (strlen(query) > PLAN_MAX_PROM_QUERY_LEN)
+		return json_decode_fail(qs, "query", "longer than %d characters", PLAN_MAX_PROM_QUERY_LEN);
+	q->query = xstrdup(query);
+	if (plan__number(qs, "threshold", &q->threshold) != 0 ||
+	    plan__enum(qs, "breachWhen", directions, PLAN_PROM_BREACH_ABOVE, &direction) != 0 ||
+	    plan__duration(qs, "window", default_window_ms, PLAN_DUR_POSITIVE, &q->window_ms) != 0 ||
+	    plan__enum(qs, "onNoData", rules, PLAN_PROM_INCONCLUSIVE, &no_data) != 0 ||
+	    plan__enum(qs, "onError", error_rules, 0, &on_error) != 0)
+		return -1;
+	q->breach_when = (plan_prom_direction_t)direction;
+	q->on_no_data = (plan_prom_rule_t)no_data;
+	q->on_error = on_error == 0 ? PLAN_PROM_INCONCLUSIVE : PLAN_PROM_BREACH;
+	return 0;
+}
+
+/* http:// or https://, a host, no query, fragment, whitespace or trailing slash. */
+static bool plan__valid_prom_address(const char *s)
+{
+	size_t n = strlen(s);
+	const char *rest = strncmp(s, "http://", 7) == 0 ? s + 7 : strncmp(s, "https://", 8) == 0 ? s + 8 : NULL;
+	if (rest == NULL || rest[0] == '\0' || rest[0] == '/' || n > PLAN_MAX_PROM_ADDRESS_LEN || s[n - 1] == '/')
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
+			return false;
+	return true;
+}
+
+/* spec.slo.prometheus: where to ask, how, and the queries judged beside the built-in signals. */
+static int plan__prometheus(const json_decode_scope_t *slo_scope, uint64_t default_window_ms, plan_prometheus_t *prom)
+{
+	static const char *const known[] = {"address", "secretName", "insecureSkipVerify", "interval", "timeout",
+					    "queries", NULL};
+	char path[JSON_DECODE_PATH_MAX], qpath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t s, qs;
+	const char *address, *secret;
+	const cJSON *arr, *e;
+	size_t n;
+	if (json_decode_obj(slo_scope, "prometheus", false, &s, path, sizeof(path)) != 0)
+		return -1;
+	if (s.obj == NULL)
+		return 0;
+	if (plan__known(&s, known) != 0 || json_decode_str(&s, "address", true, &address) != 0)
+		return -1;
+	if (!plan__valid_prom_address(address))
+		return json_decode_fail(&s, "address",
+					"must be an http:// or https:// URL without query, fragment or trailing slash");
+	prom->address = xstrdup(address);
+	if (json_decode_str(&s, "secretName", false, &secret) != 0)
+		return -1;
+	if (secret != NULL && !plan__is_dns_subdomain(secret, 253))
+		return json_decode_fail(&s, "secretName", "must be a Secret name (a DNS subdomain)");
+	prom->secret_name = secret != NULL ? xstrdup(secret) : NULL;
+	if (json_decode_bool(&s, "insecureSkipVerify", &prom->insecure_skip_verify) != 0 ||
+	    plan__duration(&s, "interval", 30 * 1000, PLAN_DUR_POSITIVE, &prom->interval_ms) != 0 ||
+	    plan__duration(&s, "timeout", 10 * 1000, PLAN_DUR_POSITIVE, &prom->timeout_ms) != 0 ||
+	    json_decode_arr(&s, "queries", PLAN_MAX_PROM_QUERIES, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return json_decode_fail(&s, "queries", "must list at least one query");
+	prom->queries = xcalloc(n, sizeof(*prom->queries));
+	size_t i = 0;
+	cJSON_ArrayForEach(e, arr)
+	{
+		prom->n_queries = i + 1;
+		if (json_decode_elem(&s, "queries", i, e, &qs, qpath, sizeof(qpath)) != 0 ||
+		    plan__prom_query(&qs, default_window_ms, &prom->queries[i], prom->queries, i) != 0)
 			return -1;
 		i++;
 	}
@@ -870,6 +1032,7 @@ static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 					    "stuckThreshold",
 					    "breachPolicy",
 					    "freezeMode",
+					    "prometheus",
 					    NULL};
 	static const char *const policies[] = {"Freeze", "FreezeAndRollback", NULL};
 	static const char *const modes[] = {"Admission", "DeviceTaint", "AdmissionAndDeviceTaint", NULL};
@@ -887,7 +1050,8 @@ static int plan__slo(const json_decode_scope_t *spec, plan_slo_t *slo)
 	    plan__int32(&s, "maxCapacityDrift", 0, 0, INT32_MAX, &drift) != 0 ||
 	    plan__duration(&s, "stuckThreshold", 5 * 60 * 1000, PLAN_DUR_POSITIVE, &slo->stuck_threshold_ms) != 0 ||
 	    plan__enum(&s, "breachPolicy", policies, PLAN_BREACH_FREEZE, &policy) != 0 ||
-	    plan__enum(&s, "freezeMode", modes, PLAN_FREEZE_ADMISSION, &mode) != 0)
+	    plan__enum(&s, "freezeMode", modes, PLAN_FREEZE_ADMISSION, &mode) != 0 ||
+	    plan__prometheus(&s, slo->window_ms, &slo->prometheus) != 0)
 		return -1;
 	slo->min_samples = (uint32_t)min_samples;
 	slo->max_allocation_failure_percent = (uint32_t)failure_pct;
@@ -923,6 +1087,89 @@ static int plan__tenancy(const json_decode_scope_t *spec, plan_t *p)
 		       : 0;
 }
 
+static bool plan__valid_event(const char *s)
+{
+	return notify_event_parse(s) >= 0;
+}
+
+/*
+ * A webhook's URL: http:// or https://, a host, nothing a request line cannot
+ * carry (no space, no control byte). Never quoted in an error: it may carry a
+ * token.
+ */
+static bool plan__valid_url(const char *s)
+{
+	size_t scheme = strncmp(s, "https://", 8) == 0 ? 8 : strncmp(s, "http://", 7) == 0 ? 7 : 0;
+	if (scheme == 0 || strlen(s) > PLAN_MAX_URL_LEN || s[scheme] == '\0' || s[scheme] == '/')
+		return false;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c <= ' ' || *c == 0x7f)
+			return false;
+	return true;
+}
+
+static int plan__webhook(const json_decode_scope_t *ws, void *out)
+{
+	plan_webhook_t *w = out;
+	static const char *const known[] = {"name", "url", "format", "events", "timeout", NULL};
+	static const char *const formats[] = {"JSON", "Slack", NULL};
+	const char *name, *url;
+	char **events = NULL;
+	size_t n = 0;
+	int format;
+	if (plan__known(ws, known) != 0 || json_decode_str(ws, "name", true, &name) != 0)
+		return -1;
+	if (!plan__is_dns_label(name))
+		return json_decode_fail(ws, "name", "must be a DNS label (lowercase letters, digits and '-', at most 63)");
+	w->name = xstrdup(name);
+	if (json_decode_str(ws, "url", true, &url) != 0)
+		return -1;
+	if (!plan__valid_url(url))
+		return json_decode_fail(ws, "url",
+					"must be an http:// or https:// URL with a host, at most %d characters, without "
+					"spaces (not shown: it may carry a token)",
+					PLAN_MAX_URL_LEN);
+	w->url = xstrdup(url);
+	if (plan__enum(ws, "format", formats, NOTIFY_FORMAT_JSON, &format) != 0 ||
+	    plan__duration(ws, "timeout", 30 * 1000, PLAN_DUR_POSITIVE, &w->timeout_ms) != 0 ||
+	    plan__str_list(ws, "events", NOTIFY_EVENTS, true, plan__valid_event,
+			   "must be breach, freeze, poolDone, failure or awaitingApproval", &events, &n) != 0) {
+		plan__free_strs(events, n);
+		return -1;
+	}
+	w->format = (notify_format_t)format;
+	w->events = n == 0 ? NOTIFY_ALL_EVENTS : 0;
+	for (size_t i = 0; i < n; i++)
+		w->events |= 1u << notify_event_parse(events[i]);
+	plan__free_strs(events, n);
+	if (w->timeout_ms > PLAN_WEBHOOK_TIMEOUT_MAX_MS)
+		return json_decode_fail(ws, "timeout", "must be at most 10m");
+	return 0;
+}
+
+/* spec.notifications: webhooks, each decoded, their names unique. */
+static int plan__notifications(const json_decode_scope_t *spec, plan_t *p)
+{
+	static const char *const known[] = {"webhooks", NULL};
+	char path[JSON_DECODE_PATH_MAX], where[JSON_DECODE_PATH_MAX + 32];
+	json_decode_scope_t ns;
+	void *webhooks = NULL;
+	if (json_decode_obj(spec, "notifications", false, &ns, path, sizeof(path)) != 0 || plan__known(&ns, known) != 0)
+		return -1;
+	int rc = plan__objects(&ns, "webhooks", PLAN_MAX_WEBHOOKS, sizeof(plan_webhook_t), plan__webhook, &webhooks,
+			       &p->n_webhooks);
+	p->webhooks = webhooks;
+	if (rc != 0)
+		return -1;
+	for (size_t i = 0; i < p->n_webhooks; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->webhooks[j].name, p->webhooks[i].name) == 0) {
+				json_decode_bprintf(where, sizeof(where), "%s.webhooks[%zu].name", ns.path, i);
+				return json_decode_fail_at(ns.err, ns.errlen, where, "duplicate webhook name");
+			}
+	return 0;
+}
+
 static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 {
 	char path[JSON_DECODE_PATH_MAX];
@@ -938,10 +1185,8 @@ static int plan__meta(const json_decode_scope_t *top, plan_t *p)
 	if (gen != NULL) {
 		if (!cJSON_IsNumber(gen))
 			return json_decode_fail(&md, "generation", "not a number");
-		double d = gen->valuedouble;
-		if (!(d >= 0 && d <= JSON_DECODE_INT_MAX) || (double)(int64_t)d != d)
+		if (!json_number_int(gen, &p->generation) || p->generation < 0)
 			return json_decode_fail(&md, "generation", "not a non-negative integer");
-		p->generation = (int64_t)d;
 	}
 	p->name = xstrdup(name);
 	p->uid = uid != NULL && uid[0] != '\0' ? xstrdup(uid) : NULL;
@@ -974,7 +1219,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 					    "ownership",   "pools",	       "maxConcurrentPools",
 					    "paused",	   "rollback",	       "promote",
 					    "slo",	   "acknowledgedBreach", "preflight", "windows",
-					    "tenancy", NULL};
+					    "tenancy",	   "notifications", NULL};
 	static const char *const preflight_modes[] = {"Enforce", "Warn", NULL};
 	char path[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t spec;
@@ -1008,7 +1253,7 @@ static int plan__decode(const json_decode_scope_t *top, plan_t *p)
 	    plan__promote(&spec, p) != 0 ||
 	    plan__slo(&spec, &p->slo) != 0 || json_decode_str(&spec, "acknowledgedBreach", false, &ack) != 0 ||
 	    plan__enum(&spec, "preflight", preflight_modes, PLAN_PREFLIGHT_ENFORCE, &preflight) != 0 ||
-	    plan__windows(&spec, p) != 0 || plan__tenancy(&spec, p) != 0)
+	    plan__windows(&spec, p) != 0 || plan__tenancy(&spec, p) != 0 || plan__notifications(&spec, p) != 0)
 		return -1;
 	p->preflight = (plan_preflight_t)preflight;
 	if (ack != NULL && strlen(ack) > PLAN_MAX_BREACH_ID_LEN)

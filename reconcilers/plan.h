@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "notify.h"
 #include "projection.h"
 #include "window.h"
 
@@ -87,6 +88,36 @@ typedef struct {
 	bool manual_promotion;         /* promotion: Manual: after the bake and the gate, wait for spec.promote */
 } plan_pool_t;
 
+/* At most this many queries in spec.slo.prometheus.queries (the CRD's maxItems). */
+#define PLAN_MAX_PROM_QUERIES 16
+
+/* What a Prometheus query's value must not do: rise above its threshold (default) or fall below it. */
+typedef enum { PLAN_PROM_BREACH_ABOVE, PLAN_PROM_BREACH_BELOW } plan_prom_direction_t;
+/* A query's verdict when it has no value to judge (onNoData, onError). An error is never a Pass. */
+typedef enum { PLAN_PROM_INCONCLUSIVE, PLAN_PROM_PASS, PLAN_PROM_BREACH } plan_prom_rule_t;
+
+/* spec.slo.prometheus.queries[]: one PromQL expression judged against a threshold. */
+typedef struct {
+	char *name;      /* its signal name in status, /metrics and breaches */
+	char *query;     /* PromQL; $window is replaced by window */
+	double threshold;
+	plan_prom_direction_t breach_when;
+	uint64_t window_ms;            /* default spec.slo.window */
+	plan_prom_rule_t on_no_data;   /* empty result or NaN; default Inconclusive */
+	plan_prom_rule_t on_error;     /* the query failed; Inconclusive (default) or Breach */
+} plan_prom_query_t;
+
+/* spec.slo.prometheus; address NULL: not configured. */
+typedef struct {
+	char *address;          /* http(s)://host:port[/path], no trailing slash */
+	char *secret_name;      /* a Secret in drashift's namespace: token, ca.crt; NULL: none */
+	bool insecure_skip_verify;
+	uint64_t interval_ms;   /* how often each query runs; default 30s */
+	uint64_t timeout_ms;    /* a query's deadline; default 10s */
+	plan_prom_query_t *queries;
+	size_t n_queries;
+} plan_prometheus_t;
+
 typedef struct {
 	uint64_t window_ms;               /* default 10m */
 	uint32_t min_samples;             /* default 20: fewer is "inconclusive" */
@@ -98,6 +129,7 @@ typedef struct {
 	uint64_t stuck_threshold_ms;       /* a pod pending/not ready this long counts as failed; default 5m */
 	plan_breach_policy_t breach_policy;
 	plan_freeze_mode_t freeze_mode; /* default Admission */
+	plan_prometheus_t prometheus;
 } plan_slo_t;
 
 /*
@@ -105,6 +137,20 @@ typedef struct {
  * preflight checks pass) or Warn (they show, and nothing waits for them).
  */
 typedef enum { PLAN_PREFLIGHT_ENFORCE, PLAN_PREFLIGHT_WARN } plan_preflight_t;
+
+/*
+ * spec.notifications.webhooks[]: where drashift POSTs what happened
+ * (reconcilers/notify.h). The URL is kept in the plan, which anyone who may
+ * read MigrationPlans reads: a URL that carries a token (Slack's do) is a
+ * credential (README, "Notifications").
+ */
+typedef struct {
+	char *name;             /* unique in the plan; names the webhook in logs and metrics */
+	char *url;              /* http:// or https:// */
+	notify_format_t format; /* default JSON */
+	uint32_t events;        /* bits 1 << notify_event_t; every event when the spec lists none */
+	uint64_t timeout_ms;    /* one notification, its retries included; default 30s */
+} plan_webhook_t;
 
 /* The freeze's parts a mode asks for. */
 bool plan_freeze_by_admission(plan_freeze_mode_t mode);
@@ -140,6 +186,8 @@ typedef struct {
 	char **tenancy_namespaces;
 	size_t n_tenancy_namespaces;
 	plan_selector_t tenancy_selector;
+	plan_webhook_t *webhooks; /* spec.notifications.webhooks */
+	size_t n_webhooks;
 } plan_t;
 
 /*

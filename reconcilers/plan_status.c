@@ -7,6 +7,9 @@
 #include "rfc3339.h"
 #include "xalloc.h"
 
+/* Past this the gate line names no more Inconclusive signals, only how many more there are. */
+#define PLAN_STATUS_GATE_TEXT_MAX 2048
+
 void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64_t now_ms, plan_freeze_t *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -21,21 +24,33 @@ void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64
 
 void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len)
 {
+	if (r->id == SLO_PROMETHEUS) {
+		/* A query's value is in its own unit, often seconds or a ratio: keep its digits. */
+		if (r->samples == 0)
+			snprintf(value, len, "%s", r->verdict == SLO_BREACH ? "none (counts as a breach)" : "none");
+		else
+			snprintf(value, len, "%.6g", r->value);
+		snprintf(threshold, len, "%.6g", r->threshold);
+		return;
+	}
 	snprintf(value, len, "%.0f%s", r->value, r->unit);
 	snprintf(threshold, len, "%.0f%s", r->threshold, r->unit);
 }
 
-char *plan_status_gate_summary(const slo_result_t results[SLO_SIGNALS], uint32_t min_samples)
+char *plan_status_gate_summary(const slo_result_t *results, size_t n, uint32_t min_samples)
 {
 	const slo_result_t *breach;
 	char value[64], threshold[64];
-	switch (slo_gate(results, &breach)) {
+	switch (slo_gate(results, n, &breach)) {
 	case SLO_BREACH:
 		plan_status_signal_text(breach, value, threshold, sizeof(value));
+		if (breach->detail != NULL)
+			return xasprintf("Breach: %s %s (%s; the plan counts that as a breach)", breach->name, value,
+					 breach->detail);
 		return xasprintf("Breach: %s %s over its limit %s", breach->name, value, threshold);
 	case SLO_PASS: {
 		int pass = 0, unjudged = 0;
-		for (int i = 0; i < SLO_SIGNALS; i++) {
+		for (size_t i = 0; i < n; i++) {
 			pass += results[i].verdict == SLO_PASS;
 			unjudged += results[i].verdict == SLO_UNJUDGED;
 		}
@@ -44,14 +59,27 @@ char *plan_status_gate_summary(const slo_result_t results[SLO_SIGNALS], uint32_t
 	default: {
 		char *text = xstrdup("Inconclusive (not a pass):");
 		const char *sep = " ";
-		for (int i = 0; i < SLO_SIGNALS; i++) {
+		size_t left = 0;
+		for (size_t i = 0; i < n; i++) {
 			if (results[i].verdict != SLO_INCONCLUSIVE)
 				continue;
-			char *next = xasprintf("%s%s%s has %u of %u samples", text, sep, results[i].name, results[i].samples,
-					       min_samples ? min_samples : 1);
+			/* Queries' errors are long: the line stays within the CRD's 4096 characters. */
+			if (strlen(text) > PLAN_STATUS_GATE_TEXT_MAX) {
+				left++;
+				continue;
+			}
+			char *next = results[i].detail != NULL
+					     ? xasprintf("%s%s%s: %s", text, sep, results[i].name, results[i].detail)
+					     : xasprintf("%s%s%s has %u of %u samples", text, sep, results[i].name,
+							 results[i].samples, min_samples ? min_samples : 1);
 			free(text);
 			text = next;
 			sep = ", ";
+		}
+		if (left > 0) {
+			char *next = xasprintf("%s, and %zu more (status.signals)", text, left);
+			free(text);
+			text = next;
 		}
 		return text;
 	}
@@ -64,9 +92,12 @@ void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, con
 	memset(out, 0, sizeof(*out));
 	if (freeze->frozen)
 		return; /* frozen means frozen: the first breach stands until a person acknowledges it */
-	for (size_t i = 0; i < plan->n_pools; i++) {
-		if (gates[i].gate != SLO_BREACH || gates[i].breach == NULL)
-			continue;
+	size_t i = plan->n_pools;
+	for (int pass = 0; pass < 2 && i == plan->n_pools; pass++)
+		for (i = 0; i < plan->n_pools; i++)
+			if (gates[i].gate == SLO_BREACH && gates[i].breach != NULL && (pass == 1 || gates[i].moving))
+				break;
+	if (i < plan->n_pools) {
 		const slo_result_t *b = gates[i].breach;
 		char value[64], threshold[64];
 		plan_status_signal_text(b, value, threshold, sizeof(value));
@@ -76,7 +107,6 @@ void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, con
 		out->id = xasprintf("%s-%s-%lld", plan->pools[i].name, b->name, (long long)(now_ms / 1000));
 		out->value = xstrdup(value);
 		out->threshold = xstrdup(threshold);
-		return;
 	}
 }
 
@@ -275,6 +305,26 @@ void plan_status_conditions(const plan_conditions_input_t *in, plan_condition_t 
 					    "with kubectl drashift promote %s %s (spec.promote.pools)",
 					    waiting, name, waiting)
 				: xstrdup("no pool waits for approval"));
+	bool restricts = tenancy_restricts(in->plan);
+	tenancy_param_t param = in->tenancy_param;
+	plan_status_set(&out[PLAN_COND_TENANT_BOUNDARY], "TenantBoundary", !restricts || param == TENANCY_PARAM_WRITTEN,
+			!restricts			    ? "NotRestricted"
+			: param == TENANCY_PARAM_WRITTEN ? "Written"
+			: param == TENANCY_PARAM_FAILED	    ? "WriteFailed"
+							    : "Writing",
+			!restricts ? xstrdup("the plan restricts no namespace (no spec.tenancy, no canary.namespaces)")
+			: param == TENANCY_PARAM_WRITTEN
+				? xasprintf("the drashift-claim-tenancy policy judges claims for the plan's classes by the "
+					    "parameter drashift-system/drashift-tenancy-%s",
+					    name)
+			: param == TENANCY_PARAM_FAILED
+				? xasprintf("NOT ENFORCED: the parameter drashift-system/drashift-tenancy-%s could not be "
+					    "written (tried again at least %d s apart): %s; no node starts a handover until "
+					    "it is",
+					    name, in->retry_seconds, in->tenancy_error ? in->tenancy_error : "unknown error")
+				: xasprintf("writing the parameter drashift-system/drashift-tenancy-%s; no node starts a "
+					    "handover until it is written",
+					    name));
 }
 
 void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS])

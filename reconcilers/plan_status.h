@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "pool.h"
 #include "slo.h"
+#include "tenancy.h"
 
 /* status.breach as recorded. Strings are borrowed; id NULL: no breach recorded. */
 typedef struct {
@@ -51,6 +52,7 @@ void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64
 typedef struct {
 	slo_verdict_t gate;
 	const slo_result_t *breach; /* the first breached signal when gate is SLO_BREACH */
+	bool moving;                /* recorded in Canary or Expanding: the migration is under way there */
 } plan_pool_gate_t;
 
 /* A breach to record now. */
@@ -64,8 +66,12 @@ typedef struct {
 } plan_new_breach_t;
 
 /*
- * A plan that is not frozen records the first pool's breach (plan order) and
- * is frozen from then on; a frozen plan records nothing new. Free with
+ * A plan that is not frozen records a breach and is frozen from then on; a
+ * frozen plan records nothing new. The breach recorded is the first moving
+ * pool's (plan order), else the first pool's: a signal every pool's gate
+ * shares (a Prometheus query over the cluster) is laid at the door of the
+ * pool being migrated, which a FreezeAndRollback then rolls back, not at a
+ * pool that finished or has not started. Free with
  * plan_new_breach_free().
  */
 void plan_status_new_breach(const plan_t *plan, const plan_freeze_t *freeze, const plan_pool_gate_t *gates,
@@ -79,9 +85,10 @@ void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold
  * status.pools[].gate: the pool's SLO gate in one line a person reads before
  * the signals ("Pass: ...", "Breach: readyLatencyP95 41000ms over its limit
  * 30000ms", "Inconclusive (not a pass): allocationFailurePercent has 3 of 5
- * samples"). Owned.
+ * samples", a Prometheus query's "nodePrepareP95: no data"), over n results
+ * (the built-in signals, then the plan's queries). Owned.
  */
-char *plan_status_gate_summary(const slo_result_t results[SLO_SIGNALS], uint32_t min_samples);
+char *plan_status_gate_summary(const slo_result_t *results, size_t n, uint32_t min_samples);
 
 /* What status.activity is written from. */
 typedef struct {
@@ -115,6 +122,7 @@ typedef enum {
 	PLAN_COND_DEGRADED,
 	PLAN_COND_INVALID,
 	PLAN_COND_AWAITING_APPROVAL,
+	PLAN_COND_TENANT_BOUNDARY,
 	PLAN_CONDITIONS,
 } plan_condition_id_t;
 
@@ -136,6 +144,9 @@ typedef struct {
 	const char *first_conflict; /* a node two pools select (NULL: none) */
 	size_t failed_nodes, refused_nodes;
 	const char *awaiting_approval; /* the first pool waiting for a person's promotion (NULL: none) */
+	/* The tenant boundary's parameter, and why its last write failed (NULL: it did not). */
+	tenancy_param_t tenancy_param;
+	const char *tenancy_error;
 } plan_conditions_input_t;
 
 /* The plan's conditions, in the order above. Free with plan_conditions_free(). */

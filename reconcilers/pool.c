@@ -30,21 +30,47 @@ static bool pool_in_canary(const pool_record_t *rec, const char *node)
 /*
  * The canary: nodes already past Legacy first (a restart, or a status that
  * was lost, must not leave a half-moved node out of the set), then the rest
- * by name, up to the canary size.
+ * by name, up to the canary size; schedulable nodes before those someone else
+ * cordoned, which no claim could land on to judge the canary by.
  */
+static int pool_canary_rank(const pool_member_t *m)
+{
+	if (m->state.step != HANDOVER_LEGACY)
+		return 0;
+	return m->node->unschedulable ? 2 : 1;
+}
+
 static void pool_choose_canary(const pool_input_t *in, pool_output_t *out)
 {
 	size_t want = plan_canary_size(in->pool, in->n_members);
 	const char **names = xcalloc(want ? want : 1, sizeof(char *));
 	size_t n = 0;
-	for (int pass = 0; pass < 2 && n < want; pass++)
-		for (size_t i = 0; i < in->n_members && n < want; i++) {
-			bool moved = in->members[i].state.step != HANDOVER_LEGACY;
-			if ((pass == 0) == moved)
+	for (int rank = 0; rank < 3 && n < want; rank++)
+		for (size_t i = 0; i < in->n_members && n < want; i++)
+			if (pool_canary_rank(&in->members[i]) == rank)
 				names[n++] = in->members[i].node->meta.name;
-		}
 	out->record.canary_nodes = names;
 	out->record.n_canary = n;
+}
+
+/*
+ * The first canary node that someone else cordoned (drashift's own cordon is
+ * lifted when its handover ends), when every canary node is cordoned: then no
+ * claim can land on the canary and its gate cannot pass. NULL otherwise.
+ */
+static const char *pool_canary_all_cordoned(const pool_input_t *in, const pool_output_t *out)
+{
+	const char *first = NULL;
+	for (size_t i = 0; i < in->n_members; i++) {
+		const pool_member_t *m = &in->members[i];
+		if (!pool_in_canary(&out->record, m->node->meta.name))
+			continue;
+		if (!m->node->unschedulable || m->state.cordoned_by_us)
+			return NULL;
+		if (first == NULL)
+			first = m->node->meta.name;
+	}
+	return first;
 }
 
 static void pool_message(pool_output_t *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -67,8 +93,8 @@ static void pool_assign(const pool_input_t *in, pool_output_t *out, bool canary_
 		if (!in->members[i].state.quarantine && handover_step_in_flight(in->members[i].state.step))
 			in_flight++;
 	size_t slots = (size_t)max_unavailable > in_flight ? (size_t)max_unavailable - in_flight : 0;
-	if (in->window_closed)
-		slots = 0; /* outside the maintenance windows nothing starts; what started finishes */
+	if (in->window_closed || in->boundary_pending)
+		slots = 0; /* outside the maintenance windows, or before the tenant boundary, nothing starts; what started finishes */
 	for (size_t i = 0; i < in->n_members; i++) {
 		const pool_member_t *m = &in->members[i];
 		if (m->state.quarantine || (canary_only && !pool_in_canary(&out->record, m->node->meta.name)))
@@ -268,22 +294,31 @@ static void pool_advance(const pool_input_t *in, pool_output_t *out)
 				  "kubectl drashift promote %s %s",
 			     in->plan->name, in->pool->name);
 	} else {
+		const char *cordoned = pool_canary_all_cordoned(in, out);
 		out->requeue_ms = 10000;
-		pool_message(out, "canary %s; waiting for the SLO gate to pass (inconclusive is not a pass): %s",
+		pool_message(out, "canary %s; waiting for the SLO gate to pass (inconclusive is not a pass): %s%s%s%s",
 			     in->pool->promote ? "promoted (spec.promote), bake skipped" : "baked",
-			     in->gate_waiting ? in->gate_waiting : "not judged yet");
+			     in->gate_waiting ? in->gate_waiting : "not judged yet",
+			     cordoned ? "; every canary node is cordoned by someone else (first: " : "",
+			     cordoned ? cordoned : "",
+			     cordoned ? "), so no claim can land there: uncordon one (kubectl uncordon) for the gate to judge" : "");
 	}
 }
 
-/* A moving pool outside its windows says so, and when a node may start next. */
-static void pool_note_window(const pool_input_t *in, pool_output_t *out)
+/* A moving pool outside its windows, or waiting for its tenant boundary, says so, and when a node may start next. */
+static void pool_note_held(const pool_input_t *in, pool_output_t *out)
 {
-	if (!in->window_closed || out->n_legacy == 0 || out->awaiting_approval || out->record_changed)
+	if ((!in->window_closed && !in->boundary_pending) || out->n_legacy == 0 || out->awaiting_approval ||
+	    out->record_changed)
 		return;
 	char *was = out->message;
 	out->message = NULL;
-	pool_message(out, "%s; outside the maintenance windows: no handover starts until %s", was,
-		     in->window_opens ? in->window_opens : "a window opens");
+	if (in->window_closed)
+		pool_message(out, "%s; outside the maintenance windows: no handover starts until %s", was,
+			     in->window_opens ? in->window_opens : "a window opens");
+	else
+		pool_message(out, "%s; no handover starts until the tenant boundary is in place: %s", was,
+			     in->boundary_pending);
 	free(was);
 }
 
@@ -294,7 +329,7 @@ void pool_decide(const pool_input_t *in, pool_output_t *out)
 		pool_roll_back(in, out);
 	else if (!pool_held(in, out)) {
 		pool_advance(in, out);
-		pool_note_window(in, out);
+		pool_note_held(in, out);
 	}
 }
 

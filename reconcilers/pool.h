@@ -69,6 +69,8 @@ typedef struct {
 	/* Outside every maintenance window (spec.windows): no handover starts; those under way finish. */
 	bool window_closed;
 	const char *window_opens; /* when the next window opens, for the message (may be NULL) */
+	/* The tenant boundary is not in place yet (why; reconcilers/tenancy.h): no handover starts, those under way finish. */
+	const char *boundary_pending;
 	int64_t now_ms;
 } pool_input_t;
 

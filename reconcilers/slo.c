@@ -242,12 +242,12 @@ void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS])
 	slo_count(&out[SLO_FAILED_STEPS], SLO_FAILED_STEPS, (double)in->failed_steps, 0);
 }
 
-slo_verdict_t slo_gate(const slo_result_t results[SLO_SIGNALS], const slo_result_t **first_breach)
+slo_verdict_t slo_gate(const slo_result_t *results, size_t n, const slo_result_t **first_breach)
 {
 	if (first_breach)
 		*first_breach = NULL;
 	bool all_pass = true;
-	for (int i = 0; i < SLO_SIGNALS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		switch (results[i].verdict) {
 		case SLO_BREACH:
 			if (first_breach)

@@ -72,7 +72,12 @@ typedef enum {
 	SLO_OWNERSHIP_FIGHTS,
 	SLO_FAILED_STEPS,
 	SLO_SIGNALS,
+	/* Not built in: a query of spec.slo.prometheus (reconcilers/prometheus.h), after the built-in ones. */
+	SLO_PROMETHEUS = SLO_SIGNALS,
 } slo_signal_id_t;
+
+/* Room for a pool's signals: the built-in ones, then the plan's Prometheus queries. */
+#define SLO_MAX_RESULTS (SLO_SIGNALS + PLAN_MAX_PROM_QUERIES)
 
 typedef enum {
 	SLO_PASS,
@@ -165,6 +170,9 @@ typedef struct {
 	const char *unit; /* "ms", "%" or "" (a count) */
 	uint32_t samples; /* samples the value was computed from (0 for the controller's counts) */
 	slo_verdict_t verdict;
+	/* Prometheus queries: why there is no value ("no data", the query's error), or NULL; borrowed. */
+	const char *detail;
+	uint64_t errors; /* Prometheus queries: errors since drashift started (the controller's count) */
 } slo_result_t;
 
 typedef struct {
@@ -197,11 +205,12 @@ int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n);
 void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS]);
 
 /*
- * The gate: Breach if any signal breached (*first_breach, when first_breach
- * is not NULL, is the first breached signal in enum order), Pass only if
- * every judged signal passed, otherwise Inconclusive (*first_breach NULL).
+ * The gate over n results (the built-in signals, then any Prometheus
+ * queries): Breach if any signal breached (*first_breach, when first_breach
+ * is not NULL, is the first breached signal in order), Pass only if every
+ * judged signal passed, otherwise Inconclusive (*first_breach NULL).
  */
-slo_verdict_t slo_gate(const slo_result_t results[SLO_SIGNALS], const slo_result_t **first_breach);
+slo_verdict_t slo_gate(const slo_result_t *results, size_t n, const slo_result_t **first_breach);
 
 /*
  * The exact nearest-rank percentile: the smallest value v such that at least

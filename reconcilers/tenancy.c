@@ -83,6 +83,23 @@ void tenancy_free(tenancy_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
+bool tenancy_restricts(const plan_t *plan)
+{
+	bool restricts = plan->n_tenancy_namespaces > 0 || plan->tenancy_selector.n_reqs > 0;
+	for (size_t i = 0; i < plan->n_pools && !restricts; i++)
+		restricts = plan->pools[i].n_canary_namespaces > 0;
+	return restricts;
+}
+
+const char *tenancy_hold(const plan_t *plan, tenancy_param_t param)
+{
+	if (!tenancy_restricts(plan) || param == TENANCY_PARAM_WRITTEN)
+		return NULL;
+	return param == TENANCY_PARAM_FAILED
+		       ? "the tenant boundary's parameter could not be written (the TenantBoundary condition says why)"
+		       : "the tenant boundary's parameter is being written";
+}
+
 bool tenancy_admits(const tenancy_t *t, const char *ns, const projection_label_t *labels, size_t n_labels)
 {
 	if (t->stage == TENANCY_OPEN)

@@ -64,6 +64,30 @@ void tenancy_free(tenancy_t *t);
 /* May namespace ns, carrying labels, create a claim for the plan's classes? */
 bool tenancy_admits(const tenancy_t *t, const char *ns, const projection_label_t *labels, size_t n_labels);
 
+/* Where the plan's parameter stands, as the controller's writes left it. */
+typedef enum {
+	TENANCY_PARAM_UNWRITTEN, /* not written by this process yet (it is, at the end of the reconcile) */
+	TENANCY_PARAM_WRITING,   /* a write is in flight */
+	TENANCY_PARAM_WRITTEN,   /* the last write succeeded */
+	TENANCY_PARAM_FAILED,    /* the last write failed; it is tried again */
+} tenancy_param_t;
+
+/* Can the plan restrict anyone (spec.tenancy, or a pool's canary.namespaces)? */
+bool tenancy_restricts(const plan_t *plan);
+
+/*
+ * Whether handovers may start: a plan that can restrict starts none until
+ * its parameter, as last decided, is written. The pool entering its canary
+ * is recorded (no node moves in that reconcile) and its boundary written at
+ * the end of it; its first node waits for that write to succeed, so a write
+ * the API refuses holds the canary instead of exposing DRA to every
+ * namespace. What remains is the admission chain's own lag in seeing the
+ * parameter (its informer: moments), well within the first handover, which
+ * serves nobody before its node's driver publishes devices. NULL: they may
+ * start; otherwise why not, for the pool's message.
+ */
+const char *tenancy_hold(const plan_t *plan, tenancy_param_t param);
+
 /*
  * The selector as the admission policy reads it: requirements joined by ';',
  * each "key Op" and, for In and NotIn, " v1,v2" ("team In a,b;gpu Exists").

@@ -139,6 +139,30 @@ start_fleet() {
 	FLEET_METRICS=$(sed -n 's/^metrics \(http[^ ]*\).*/\1/p' "$TEST_DIR/fleet.log" | head -n 1)/metrics
 }
 
+# start_prometheus CONFIG [ARGS...]: Debian's prometheus on a free loopback
+# port with CONFIG (and ARGS, e.g. --web.config.file); sets PROM_PID and
+# PROM_URL (http://127.0.0.1:PORT; https when ARGS has a web config, whose
+# CA curl must then be given in PROM_CURL_ARGS).
+start_prometheus() {
+	local config=$1 attempt port scheme=http
+	shift
+	command -v prometheus >/dev/null || fail "prometheus is not installed (apt-get install prometheus)"
+	case "$*" in *--web.config.file*) scheme=https ;; esac
+	for attempt in $(seq 20); do
+		port=$((20000 + RANDOM % 30000))
+		prometheus --config.file="$config" --storage.tsdb.path="$TEST_DIR/prometheus-data" \
+			--web.listen-address="127.0.0.1:$port" "$@" >"$TEST_DIR/prometheus.log" 2>&1 &
+		PROM_PID=$!
+		PROM_URL=$scheme://127.0.0.1:$port
+		until prom_ready || ! kill -0 $PROM_PID 2>/dev/null; do sleep 0.5; done
+		prom_ready && return 0
+		wait $PROM_PID 2>/dev/null || true # the port was taken: another one
+	done
+	fail "Prometheus did not start: $(tail -n 5 "$TEST_DIR/prometheus.log")"
+}
+prom_ready() { curl -sf ${PROM_CURL_ARGS:-} "$PROM_URL/-/ready" >/dev/null; }
+prom_query() { curl -sf ${PROM_CURL_ARGS:-} "$PROM_URL/api/v1/query" --data-urlencode "query=$1"; }
+
 fleet_metric() { curl -sf "$FLEET_METRICS" | awk -v m="$1" '$1 == m { print $2 }'; }
 
 # The simulator's invariant counters must stay zero.

@@ -225,6 +225,18 @@ int json_decode_bool(const json_decode_scope_t *s, const char *key, bool *out)
 	return 0;
 }
 
+bool json_number_int(const cJSON *v, int64_t *out)
+{
+	*out = 0;
+	if (!cJSON_IsNumber(v))
+		return false;
+	double d = v->valuedouble;
+	if (!(d >= -JSON_DECODE_INT_MAX && d <= JSON_DECODE_INT_MAX) || (double)(int64_t)d != d)
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
 int json_decode_int(const json_decode_scope_t *s, const char *key, bool required, int64_t *out,
 		    bool *present)
 {
@@ -239,10 +251,8 @@ int json_decode_int(const json_decode_scope_t *s, const char *key, bool required
 	double d = v->valuedouble;
 	if (!(d >= -JSON_DECODE_INT_MAX && d <= JSON_DECODE_INT_MAX))
 		return json_decode_fail(s, key, "out of range");
-	int64_t i = (int64_t)d;
-	if ((double)i != d)
+	if (!json_number_int(v, out))
 		return json_decode_fail(s, key, "not an integer");
-	*out = i;
 	if (present != NULL)
 		*present = true;
 	return 0;

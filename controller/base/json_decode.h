@@ -134,6 +134,14 @@ int json_decode_int(const json_decode_scope_t *s, const char *key, bool required
 		    bool *present);
 
 /*
+ * v as a whole number within +-JSON_DECODE_INT_MAX: true and *out set, or
+ * false (not a number, a fraction, out of range, NaN) with *out = 0. The one
+ * safe way from a cJSON double to an integer: a cast of an out-of-range
+ * double is undefined behaviour.
+ */
+bool json_number_int(const cJSON *v, int64_t *out);
+
+/*
  * An RFC 3339 time member (rfc3339.h) as unix seconds, the fraction dropped:
  * decisions work in seconds. 0 when absent; *present (may be NULL) tells.
  */

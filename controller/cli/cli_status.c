@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "handover.h"
+#include "json_decode.h"
 #include "kinds.h"
 #include "kube_api.h"
 #include "plan.h"
@@ -361,8 +362,9 @@ static void cli_render_gate(cli_frame_t *f, const char *stem, const cJSON *statu
 		const char *verdict = cli_str(s, "verdict", "?");
 		char sample_text[48] = "";
 		bool judged = strcmp(verdict, "NotJudged") != 0;
-		if (cJSON_IsNumber(samples) && judged)
-			snprintf(sample_text, sizeof(sample_text), "%lld samples", (long long)samples->valuedouble);
+		int64_t n_samples;
+		if (json_number_int(samples, &n_samples) && judged)
+			snprintf(sample_text, sizeof(sample_text), "%lld samples", (long long)n_samples);
 		cli_line(f, "%s│    %-28s %10s  limit %-10s %-14s %s", stem, cli_str(s, "name", "?"),
 			 judged ? cli_str(s, "value", "-") : "-", judged ? cli_str(s, "threshold", "-") : "none", sample_text,
 			 verdict);

@@ -139,6 +139,14 @@ typedef struct {
 	char **claims;
 	size_t n_claims;
 	/*
+	 * The extended resources the scheduler served through DRA, in a claim it
+	 * made for the pod (status.extendedResourceClaimStatus.requestMappings[]
+	 * .resourceName, de-duplicated; KEP-5004). The pod's other extended
+	 * resources come from the device plugin.
+	 */
+	char **dra_resources;
+	size_t n_dra_resources;
+	/*
 	 * Effective extended-resource requests, as the scheduler computes them:
 	 * per resource, max(sum over containers and sidecars, each init
 	 * container's need). Only names with a '/' outside the kubernetes.io
@@ -208,6 +216,11 @@ typedef struct {
 	 * holds it, or its devices were never unprepared).
 	 */
 	bool delete_protected;
+	/*
+	 * Annotation resource.kubernetes.io/extended-resource-claim is "true":
+	 * the scheduler made the claim for a pod's extended resource (KEP-5004).
+	 */
+	bool extended;
 } projection_claim_t;
 
 /* The claim controller's finalizer (kubernetes pkg/apis/resource: resource.Finalizer). */

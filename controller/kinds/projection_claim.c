@@ -156,6 +156,20 @@ static int proj__claim_status(const json_decode_scope_t *status, projection_clai
 	return 0;
 }
 
+/* The scheduler's mark on a claim it made for a pod's extended resource (KEP-5004). */
+static int proj__claim_extended(const json_decode_scope_t *top, bool *out)
+{
+	char mpath[JSON_DECODE_PATH_MAX], apath[JSON_DECODE_PATH_MAX];
+	json_decode_scope_t md, ann;
+	const char *v;
+	if (json_decode_obj(top, "metadata", false, &md, mpath, sizeof(mpath)) != 0 ||
+	    json_decode_obj(&md, "annotations", false, &ann, apath, sizeof(apath)) != 0 ||
+	    json_decode_str(&ann, "resource.kubernetes.io/extended-resource-claim", false, &v) != 0)
+		return -1;
+	*out = v != NULL && strcmp(v, "true") == 0;
+	return 0;
+}
+
 /* metadata.finalizers[] holds the claim controller's delete-protection. */
 static int proj__claim_finalizer(const json_decode_scope_t *top, projection_claim_t *out)
 {
@@ -180,6 +194,7 @@ int projection_decode_claim(const cJSON *obj, projection_claim_t *out, char *err
 		return -1;
 	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
 	    proj__owner(&top, "Pod", NULL, &out->owner_pod) != 0 || proj__claim_finalizer(&top, out) != 0 ||
+	    proj__claim_extended(&top, &out->extended) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
 	    proj__claim_classes(&spec, out) != 0 || proj__claim_status(&status, out) != 0)

@@ -142,7 +142,7 @@ static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_s
 	json_decode_scope_t e, ext;
 	const cJSON *arr, *item;
 	size_t i;
-	proj__names_t set = PROJ__NAMES_INIT;
+	proj__names_t set = PROJ__NAMES_INIT, dra = PROJ__NAMES_INIT;
 
 	if (json_decode_arr(spec, "resourceClaims", SIZE_MAX, &arr, NULL) != 0)
 		goto fail;
@@ -166,13 +166,24 @@ static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_s
 	}
 	if (json_decode_obj(status, "extendedResourceClaimStatus", false, &ext, xpath,
 			    sizeof(xpath)) != 0 ||
-	    proj__names_add_member(&ext, "resourceClaimName", &set) != 0)
+	    proj__names_add_member(&ext, "resourceClaimName", &set) != 0 ||
+	    json_decode_arr(&ext, "requestMappings", SIZE_MAX, &arr, NULL) != 0)
 		goto fail;
+	i = 0;
+	cJSON_ArrayForEach(item, arr)
+	{
+		if (json_decode_elem(&ext, "requestMappings", i++, item, &e, epath, sizeof(epath)) != 0 ||
+		    proj__names_add_member(&e, "resourceName", &dra) != 0)
+			goto fail;
+	}
 	proj__names_copy(&set, &out->claims, &out->n_claims);
+	proj__names_copy(&dra, &out->dra_resources, &out->n_dra_resources);
 	proj__names_free(&set);
+	proj__names_free(&dra);
 	return 0;
 fail:
 	proj__names_free(&set);
+	proj__names_free(&dra);
 	return -1;
 }
 
@@ -227,6 +238,7 @@ void projection_free_pod(projection_pod_t *p)
 	free(p->node_name);
 	free(p->scheduled_reason);
 	proj__free_strings(p->claims, p->n_claims);
+	proj__free_strings(p->dra_resources, p->n_dra_resources);
 	proj__free_quantities(p->requests, p->n_requests);
 	free(p->owner_kind);
 	free(p->owner_name);
@@ -238,6 +250,7 @@ size_t projection_size_pod(const projection_pod_t *p)
 {
 	return sizeof(*p) + kube_object_meta_size(&p->meta) + kube_object_usable(p->node_name) +
 	       kube_object_usable(p->scheduled_reason) + proj__size_strings(p->claims, p->n_claims) +
+	       proj__size_strings(p->dra_resources, p->n_dra_resources) +
 	       proj__size_quantities(p->requests, p->n_requests) + kube_object_usable(p->owner_kind) +
 	       kube_object_usable(p->owner_name);
 }

@@ -574,10 +574,22 @@ static void kube_http_setup_tls(kube_http_t *http, CURL *easy)
 		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (cfg->ca.data)
+	if (cfg->ca.data) {
 		kube_http_set_blob(easy, CURLOPT_CAINFO_BLOB, &cfg->ca);
-	else if (cfg->ca_file)
+	} else if (cfg->ca_file) {
 		curl_easy_setopt(easy, CURLOPT_CAINFO, cfg->ca_file);
+	} else {
+		/*
+		 * The system's CAs: the bundle file alone, without the directory
+		 * beside it (Debian's holds the same certificates). libcurl (7.88)
+		 * keeps a store built from the file in the multi handle
+		 * (CURLOPT_CA_CACHE_TIMEOUT); with the directory set it parsed the
+		 * bundle again for every new connection, on the loop: 0.3 s each on
+		 * a busy machine, and under ASan long enough that the leader lost
+		 * its Lease (test/integration/prometheus_tls.sh, plan no-ca).
+		 */
+		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+	}
 	if (cfg->client_cert.data) {
 		kube_http_set_blob(easy, CURLOPT_SSLCERT_BLOB, &cfg->client_cert);
 		curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");

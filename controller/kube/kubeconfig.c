@@ -356,7 +356,7 @@ static bool kubeconfig__is_base64_char(char c)
  * always pads its output to a multiple of three bytes, so the padding count
  * is subtracted afterwards. Empty input decodes to an unset blob.
  */
-static int kubeconfig__base64_decode(const char *in, kubeconfig_blob_t *out)
+int kubeconfig_base64_decode(const char *in, kubeconfig_blob_t *out)
 {
 	size_t n = strlen(in);
 	char *packed = xmalloc(n + 1);
@@ -413,7 +413,7 @@ static int kubeconfig__blob(const kubeconfig__scope_t *s, const char *key, kubec
 		return -1;
 	if (v == NULL)
 		return 0;
-	if (kubeconfig__base64_decode(v, out) != 0)
+	if (kubeconfig_base64_decode(v, out) != 0)
 		return kubeconfig__field_fail(s, key, "invalid base64");
 	return 0;
 }

@@ -76,6 +76,13 @@ int kubeconfig_load_in_cluster(const char *sa_dir, kubeconfig_t *out, char *err,
 
 void kubeconfig_free(kubeconfig_t *cfg);
 
+/*
+ * Standard base64 with padding (whitespace ignored), as kubeconfig data and
+ * Secret data are written, into a NUL-terminated blob. Empty input: unset.
+ * Returns 0, or -1 (nothing allocated) on anything else.
+ */
+int kubeconfig_base64_decode(const char *in, kubeconfig_blob_t *out);
+
 /* A deep copy of e (NULL gives NULL); free it with kubeconfig_exec_free. */
 kubeconfig_exec_t *kubeconfig_exec_dup(const kubeconfig_exec_t *e);
 void kubeconfig_exec_free(kubeconfig_exec_t *e);

@@ -58,7 +58,7 @@ static void check_results(const slo_input_t *in, const slo_result_t r[SLO_SIGNAL
 		abort();
 
 	const slo_result_t *first = NULL;
-	slo_verdict_t gate = slo_gate(r, &first);
+	slo_verdict_t gate = slo_gate(r, SLO_SIGNALS, &first);
 	bool any_breach = false, all_pass = true;
 	for (int i = 0; i < SLO_SIGNALS; i++) {
 		any_breach |= r[i].verdict == SLO_BREACH;

@@ -167,6 +167,25 @@ $COMMON
   slo: {breachPolicy: Rollback}
 EOF
 
+POOL_A='  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}'
+prom() { # QUERIES_FLOW [ADDRESS]: spec.slo.prometheus with these queries
+	printf '%s\n%s\n  slo:\n    prometheus:\n      address: %s\n      queries: %s\n' "$COMMON" "$POOL_A" "${2:-http://prometheus:9090}" "$1"
+}
+prom "[{name: p95, query: up, threshold: 1}]" prometheus:9090 |
+	reject prom-address "spec.slo.prometheus.address" "must be an http:// or https:// URL without query, fragment or trailing slash"
+prom "[{name: p95, query: up, threshold: 1, onError: Pass}]" |
+	reject prom-error-pass "spec.slo.prometheus.queries[0].onError" 'supported values: "Inconclusive", "Breach"'
+prom "[{name: readyLatencyP95, query: up, threshold: 1}]" |
+	reject prom-builtin-name "spec.slo.prometheus.queries[0].name" "is a built-in signal's name"
+prom "[{name: p-95, query: up, threshold: 1}]" |
+	reject prom-name "spec.slo.prometheus.queries[0].name" "must be a signal name"
+prom "[{name: p95, query: up, threshold: 1}, {name: p95, query: up, threshold: 2}]" |
+	reject prom-duplicate "spec.slo.prometheus.queries[1]" "Duplicate value"
+prom "[{name: p95, query: up}]" | reject prom-threshold "spec.slo.prometheus.queries[0].threshold" "Required value"
+prom "[]" | reject prom-no-queries "spec.slo.prometheus.queries" "should have at least 1 items"
+
 reject canary-nodes-and-percent "spec.pools[0].canary" "set exactly one of nodes or percent" <<EOF
 $COMMON
   pools:
@@ -258,6 +277,58 @@ $COMMON
   windows:
   - {days: [Saturday], start: "22:00", end: "22:00:00", timeZone: UTC}
 EOF
+
+# spec.notifications: URLs are http(s) with a host, events and formats are known, timeouts bounded.
+POOL_A='  pools:
+  - name: a
+    nodeSelector: {matchLabels: {drashift.io/pool: a}}'
+reject webhook-scheme "spec.notifications.webhooks[0].url" "should match" <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "ftp://hooks.example.com/x"}
+EOF
+
+reject webhook-event "spec.notifications.webhooks[0].events[0]" 'Unsupported value: "done"' <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "https://hooks.example.com/x", events: [done]}
+EOF
+
+reject webhook-timeout "spec.notifications.webhooks[0].timeout" "must be at most 10m" <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "https://hooks.example.com/x", timeout: 1h}
+EOF
+
+reject webhook-duplicate "spec.notifications.webhooks[1]" "Duplicate value" <<EOF
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "https://hooks.example.com/x"}
+    - {name: ops, url: "https://hooks.example.com/y"}
+EOF
+
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata:
+  name: webhooks
+spec:
+$COMMON
+$POOL_A
+  notifications:
+    webhooks:
+    - {name: ops, url: "http://127.0.0.1:8080/hook"}
+EOF
+expect_eq "$(mp_field webhooks '.spec.notifications.webhooks[0].format')/$(mp_field webhooks '.spec.notifications.webhooks[0].timeout')" \
+	JSON/30s "webhook defaults"
 
 reject empty-selector "spec.pools[0].nodeSelector" "must not be empty (an empty selector would select every node)" <<EOF
 $COMMON

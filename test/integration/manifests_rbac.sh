@@ -3,7 +3,8 @@
 # everything, the Deployment's pod meets the restricted Pod Security Standard
 # the namespace enforces, and the ServiceAccount holds exactly the grants of
 # docs/dra-facts.md ("Permissions"): it reads the DRA objects, writes only what drashift owns, and
-# can neither read secrets nor write claims or slices. The grants are checked
+# can neither read secrets (but the one Secret of Prometheus signals, by
+# name) nor write claims or slices. The grants are checked
 # with `kubectl auth can-i --as`, then exercised with the ServiceAccount's own
 # token; with DRASHIFT_CONTROLLER set, the operator itself runs on that token
 # and becomes ready without a single refused request.
@@ -77,12 +78,17 @@ can() {
 	checks=$((checks + 1))
 }
 
-# Nothing on secrets, anywhere.
+# Nothing on secrets, anywhere, but get on the one Prometheus signals read (spec.slo.prometheus.secretName).
 for verb in get list watch create update patch delete; do
 	can no "$verb" secrets --all-namespaces
 	can no "$verb" secrets -n $NS
 done
 can no get secrets/drashift-controller-token -n $NS
+can yes get secrets/drashift-prometheus -n $NS
+for verb in update patch delete; do
+	can no "$verb" secrets/drashift-prometheus -n $NS
+done
+can no get secrets/drashift-prometheus -n default
 # No writes to claims or slices; no pod deletion.
 for verb in create update patch delete deletecollection; do
 	can no "$verb" resourceclaims.resource.k8s.io --all-namespaces

@@ -278,7 +278,7 @@ static const row_t rows[] = {
 	{ "rollback waits for running DRA pods", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
 	  { .usage = { .driver_users = 3 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "rollback never evicts, even with policy Evict", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
-	  { .usage = { .driver_users = 1, .evictable = (const char *const[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
+	  { .usage = { .driver_users = 1, .evictable = (const char *[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "claims released: DRA label off", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
 	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "driver-off", -1, 0, -1 },
 	{ "slices still there: wait", HANDOVER_DRIVER_OFF, HANDOVER_TO_LEGACY, 0, 0, true, true, MINUTE,
@@ -320,7 +320,7 @@ static const row_t release_rows[] = {
 	{ "on DRA: only the record goes", HANDOVER_DRA, HANDOVER_TO_DRA, 0, 1, false, false, MINUTE,
 	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "-", -1, -1, -1 },
 	{ "rollback under way, claims held, plan said Evict: wait, never evict", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
-	  { .usage = { .driver_users = 1, .evictable = (const char *const[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA },
+	  { .usage = { .driver_users = 1, .evictable = (const char *[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA },
 	  HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "rollback under way, claims released: DRA label off", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
 	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "driver-off", -1, 0, -1 },
@@ -402,6 +402,38 @@ static void test_release_and_adoption_refused(void **state)
 	n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_ORPHANED_BY, "gpu/uid-1 at 2025-11-29T18:00:00Z: step dra" };
 	decide_as(&n, &w, &d, true);
 	assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+	handover_decision_free(&d);
+}
+
+/*
+ * Whose cordon a node carries is read from the cache when a handover starts;
+ * the write that records it is conditional on that version of the node, so a
+ * person's cordon that raced the cache turns it into a 409, never into a
+ * cordon drashift thinks is its own. Later steps write unconditionally.
+ */
+static void test_the_cordon_record_is_conditional_on_the_node_read(void **state)
+{
+	(void)state;
+	node_t n;
+	handover_decision_t d;
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	make_node(&n, HANDOVER_LEGACY, 0, 1, 0, false, false, 0);
+	n.node.meta.resource_version = "4711";
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	cJSON *root = cJSON_Parse(d.patch);
+	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "metadata"), "resourceVersion");
+	assert_true(cJSON_IsString(rv));
+	assert_string_equal(rv->valuestring, "4711");
+	cJSON_Delete(root);
+	handover_decision_free(&d);
+
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.node.meta.resource_version = "4712";
+	w.usage = (handover_usage_t){ 0 };
+	decide(&n, &w, &d); /* nothing left on the node: the plugin goes */
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	assert_null(strstr(d.patch, "resourceVersion"));
 	handover_decision_free(&d);
 }
 
@@ -517,7 +549,7 @@ static void test_evict_policy_evicts_then_waits(void **state)
 	pool.drain_policy = PLAN_DRAIN_EVICT;
 	node_t n;
 	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
-	const char *const victims[] = { "team-a", "job-1" };
+	const char *victims[] = { "team-a", "job-1" };
 	world_t w = { .usage = { .plugin_users = 1, .evictable = victims, .n_evictable = 1 }, .ads = ADS_LEGACY,
 		      .goal = HANDOVER_GOAL_DRA };
 	handover_decision_t d;
@@ -566,6 +598,33 @@ static void test_failure_reason_names_a_long_resource_in_full(void **state)
 	cJSON_Delete(patch);
 	handover_decision_free(&d);
 	plan.extended_resource = saved;
+}
+
+/*
+ * A rollback waits for the pods whose extended resource the scheduler served
+ * through DRA like for any claim; past the drain deadline the failure says
+ * which kind of user held the node.
+ */
+static void test_rollback_names_scheduler_made_claims(void **state)
+{
+	(void)state;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE);
+	world_t w = { .usage = { .driver_users = 1, .extended_users = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY };
+	handover_decision_t d;
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_NONE);
+	assert_true(d.requeue_ms > 0);
+	handover_decision_free(&d);
+
+	make_node(&n, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, 61 * MINUTE);
+	w.usage.driver_users = 2;
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	assert_int_equal(d.to, HANDOVER_FAILED);
+	assert_non_null(strstr(d.message, "2 pod(s) on the node still hold claims allocated by gpu.example.com, 1 of them "
+					  "through the claim the scheduler made for the extended resource they ask for"));
+	handover_decision_free(&d);
 }
 
 static void test_unreadable_record_is_refused(void **state)
@@ -771,9 +830,11 @@ int main(void)
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_a_new_plan_of_the_same_name_adopts_nothing),
+		cmocka_unit_test(test_the_cordon_record_is_conditional_on_the_node_read),
 		cmocka_unit_test(test_a_node_advertising_nothing_has_an_unknown_count),
 		cmocka_unit_test(test_evict_policy_evicts_then_waits),
 		cmocka_unit_test(test_failure_reason_names_a_long_resource_in_full),
+		cmocka_unit_test(test_rollback_names_scheduler_made_claims),
 		cmocka_unit_test(test_unreadable_record_is_refused),
 		cmocka_unit_test(test_a_quarantined_node_stays_as_it_is),
 		cmocka_unit_test(test_device_shapes_map_units_to_devices),

@@ -412,6 +412,53 @@ static void test_windows_and_manual_promotion(void **state)
 	cJSON_Delete(obj);
 }
 
+#define PROM_Q "{'name':'prepareP95','query':'histogram_quantile(0.95, sum by (le) (rate(x_bucket[$window])))','threshold':0.5}"
+
+static void test_prometheus_queries(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_json("plans/minimal.json");
+	mutate(obj, "spec.slo", "{'window':'15m','prometheus':{'address':'https://prometheus.monitoring:9090',"
+			       "'secretName':'drashift-prometheus','insecureSkipVerify':true,'interval':'15s','timeout':'5s',"
+			       "'queries':[" PROM_Q ",{'name':'claimsInUse','query':'sum(dra_resource_claims_in_use)',"
+			       "'threshold':4,'breachWhen':'Below','window':'2m','onNoData':'Breach','onError':'Breach'}]}}");
+	plan_t p;
+	decode_ok(obj, &p);
+	const plan_prometheus_t *prom = &p.slo.prometheus;
+	assert_string_equal(prom->address, "https://prometheus.monitoring:9090");
+	assert_string_equal(prom->secret_name, "drashift-prometheus");
+	assert_true(prom->insecure_skip_verify);
+	assert_int_equal(prom->interval_ms, 15000);
+	assert_int_equal(prom->timeout_ms, 5000);
+	assert_int_equal(prom->n_queries, 2);
+	assert_string_equal(prom->queries[0].name, "prepareP95");
+	assert_true(prom->queries[0].threshold == 0.5);
+	assert_int_equal(prom->queries[0].breach_when, PLAN_PROM_BREACH_ABOVE);
+	assert_int_equal(prom->queries[0].window_ms, MIN_MS(15)); /* spec.slo.window */
+	assert_int_equal(prom->queries[0].on_no_data, PLAN_PROM_INCONCLUSIVE);
+	assert_int_equal(prom->queries[0].on_error, PLAN_PROM_INCONCLUSIVE);
+	assert_int_equal(prom->queries[1].breach_when, PLAN_PROM_BREACH_BELOW);
+	assert_int_equal(prom->queries[1].window_ms, MIN_MS(2));
+	assert_int_equal(prom->queries[1].on_no_data, PLAN_PROM_BREACH);
+	assert_int_equal(prom->queries[1].on_error, PLAN_PROM_BREACH);
+	plan_free(&p);
+
+	mutate(obj, "spec.slo", "{'prometheus':{'address':'http://127.0.0.1:9090','queries':[" PROM_Q "]}}");
+	decode_ok(obj, &p);
+	assert_null(p.slo.prometheus.secret_name);
+	assert_false(p.slo.prometheus.insecure_skip_verify);
+	assert_int_equal(p.slo.prometheus.interval_ms, 30000);
+	assert_int_equal(p.slo.prometheus.timeout_ms, 10000);
+	plan_free(&p);
+
+	mutate(obj, "spec.slo", NULL);
+	decode_ok(obj, &p);
+	assert_null(p.slo.prometheus.address);
+	assert_int_equal(p.slo.prometheus.n_queries, 0);
+	plan_free(&p);
+	cJSON_Delete(obj);
+}
+
 static void test_null_members_take_defaults(void **state)
 {
 	(void)state;
@@ -593,6 +640,39 @@ static const plan_case_t validation_cases[] = {
 	{"spec.pools[0].freezeBy", "'DeviceTaint'",
 	 "spec.pools[0].freezeBy: unknown field (this drashift does not know it)"},
 	{"spec.slo.promQL", "'up'", "spec.slo.promQL: unknown field (this drashift does not know it)"},
+	/* prometheus */
+	{"spec.slo.prometheus", "{'queries':[" PROM_Q "]}", "spec.slo.prometheus.address: missing"},
+	{"spec.slo.prometheus", "{'address':'prometheus:9090','queries':[" PROM_Q "]}",
+	 "spec.slo.prometheus.address: must be an http:// or https:// URL without query, fragment or trailing slash"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090/','queries':[" PROM_Q "]}",
+	 "spec.slo.prometheus.address: must be an http:// or https:// URL without query, fragment or trailing slash"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090?x=1','queries':[" PROM_Q "]}",
+	 "spec.slo.prometheus.address: must be an http:// or https:// URL without query, fragment or trailing slash"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090'}", "spec.slo.prometheus.queries: must list at least one query"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[]}",
+	 "spec.slo.prometheus.queries: must list at least one query"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','secretName':'Bad_Name','queries':[" PROM_Q "]}",
+	 "spec.slo.prometheus.secretName: must be a Secret name (a DNS subdomain)"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','interval':'0s','queries':[" PROM_Q "]}",
+	 "spec.slo.prometheus.interval: must be greater than zero"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[" PROM_Q "," PROM_Q "]}",
+	 "spec.slo.prometheus.queries[1].name: query names must be unique (\"prepareP95\" is also queries[0])"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'allocationLatencyP95','query':'up','threshold':1}]}",
+	 "spec.slo.prometheus.queries[0].name: \"allocationLatencyP95\" is a built-in signal's name"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'p95-prepare','query':'up','threshold':1}]}",
+	 "spec.slo.prometheus.queries[0].name: must be a signal name: a letter, then letters, digits or '_', at most 63 (\"p95-prepare\")"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'up','query':'','threshold':1}]}",
+	 "spec.slo.prometheus.queries[0].query: empty"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'up','query':'up'}]}",
+	 "spec.slo.prometheus.queries[0].threshold: missing"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'up','query':'up','threshold':'1'}]}",
+	 "spec.slo.prometheus.queries[0].threshold: not a number"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'up','query':'up','threshold':1,'onError':'Pass'}]}",
+	 "spec.slo.prometheus.queries[0].onError: unsupported value \"Pass\": supported values: Inconclusive, Breach"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'up','query':'up','threshold':1,'breachWhen':'Over'}]}",
+	 "spec.slo.prometheus.queries[0].breachWhen: unsupported value \"Over\": supported values: Above, Below"},
+	{"spec.slo.prometheus", "{'address':'http://p:9090','queries':[{'name':'up','query':'up','threshold':1,'step':'1m'}]}",
+	 "spec.slo.prometheus.queries[0].step: unknown field (this drashift does not know it)"},
 	{"spec.pools[0].nodeSelector.matchFields", "[]",
 	 "spec.pools[0].nodeSelector.matchFields: unknown field (this drashift does not know it)"},
 	{"spec.a b", "1", "spec[\"a b\"]: unknown field (this drashift does not know it)"},
@@ -1191,6 +1271,7 @@ int main(void)
 		cmocka_unit_test(test_pool_capacity),
 		cmocka_unit_test(test_null_members_take_defaults),
 		cmocka_unit_test(test_windows_and_manual_promotion),
+		cmocka_unit_test(test_prometheus_queries),
 		cmocka_unit_test(test_validation_errors_name_the_field),
 		cmocka_unit_test(test_malformed_types),
 		cmocka_unit_test(test_limits),

@@ -56,19 +56,23 @@ static void test_new_breach_only_when_not_frozen(void **state)
 	static const struct {
 		slo_verdict_t a, b;
 		bool frozen;
+		bool b_moving; /* pool b recorded in Canary or Expanding, pool a not */
 		bool want;
 		size_t want_pool;
 		const char *want_id, *want_value;
 	} rows[] = {
-		{ SLO_PASS, SLO_PASS, false, false, 0, NULL, NULL },
-		{ SLO_INCONCLUSIVE, SLO_UNJUDGED, false, false, 0, NULL, NULL }, /* too few samples is no breach */
-		{ SLO_PASS, SLO_BREACH, false, true, 1, "b-capacityDrift-1764441600", "1" },
-		{ SLO_BREACH, SLO_BREACH, false, true, 0, "a-readyLatencyP95-1764441600", "6046ms" }, /* plan order */
-		{ SLO_BREACH, SLO_BREACH, true, false, 0, NULL, NULL }, /* frozen: the first breach stands */
+		{ SLO_PASS, SLO_PASS, false, false, false, 0, NULL, NULL },
+		{ SLO_INCONCLUSIVE, SLO_UNJUDGED, false, false, false, 0, NULL, NULL }, /* too few samples is no breach */
+		{ SLO_PASS, SLO_BREACH, false, false, true, 1, "b-capacityDrift-1764441600", "1" },
+		{ SLO_BREACH, SLO_BREACH, false, false, true, 0, "a-readyLatencyP95-1764441600", "6046ms" }, /* plan order */
+		{ SLO_BREACH, SLO_BREACH, true, false, false, 0, NULL, NULL }, /* frozen: the first breach stands */
+		/* a breach both gates share (a cluster-wide query): the pool being migrated is blamed */
+		{ SLO_BREACH, SLO_BREACH, false, true, true, 1, "b-capacityDrift-1764441600", "1" },
+		{ SLO_BREACH, SLO_PASS, false, true, true, 0, "a-readyLatencyP95-1764441600", "6046ms" },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		plan_pool_gate_t gates[2] = { { rows[i].a, rows[i].a == SLO_BREACH ? &lat : NULL },
-					      { rows[i].b, rows[i].b == SLO_BREACH ? &drift : NULL } };
+		plan_pool_gate_t gates[2] = { { rows[i].a, rows[i].a == SLO_BREACH ? &lat : NULL, false },
+					      { rows[i].b, rows[i].b == SLO_BREACH ? &drift : NULL, rows[i].b_moving } };
 		plan_freeze_t f = { .frozen = rows[i].frozen };
 		plan_new_breach_t nb;
 		plan_status_new_breach(&plan, &f, gates, NOW, &nb);
@@ -146,6 +150,44 @@ static void test_conditions_awaiting_approval(void **state)
 			"pool b: canary baked and its SLO gate passed; promotion is Manual: approve with kubectl "
 			"drashift promote gpu b");
 	plan_conditions_free(c);
+}
+
+/* TenantBoundary: written, being written, refused (with the API's error), or nothing to restrict. */
+static void test_conditions_tenant_boundary(void **state)
+{
+	(void)state;
+	static char *ns[] = { "team-canary" };
+	plan_pool_t restricted_pools[] = { { .name = "a", .canary_namespaces = ns, .n_canary_namespaces = 1 } };
+	plan_t restricted = plan;
+	restricted.pools = restricted_pools;
+	restricted.n_pools = 1;
+	pool_phase_t ph[2] = { POOL_CANARY, POOL_LEGACY };
+	const struct {
+		const plan_t *plan;
+		tenancy_param_t param;
+		const char *error;
+		bool status;
+		const char *reason, *message;
+	} rows[] = {
+		{ &plan, TENANCY_PARAM_UNWRITTEN, NULL, true, "NotRestricted", "the plan restricts no namespace" },
+		{ &restricted, TENANCY_PARAM_WRITTEN, NULL, true, "Written",
+		  "judges claims for the plan's classes by the parameter drashift-system/drashift-tenancy-gpu" },
+		{ &restricted, TENANCY_PARAM_WRITING, NULL, false, "Writing",
+		  "writing the parameter drashift-system/drashift-tenancy-gpu; no node starts a handover until it is written" },
+		{ &restricted, TENANCY_PARAM_UNWRITTEN, NULL, false, "Writing", "no node starts a handover" },
+		{ &restricted, TENANCY_PARAM_FAILED, "configmaps is forbidden", false, "WriteFailed",
+		  "NOT ENFORCED: the parameter drashift-system/drashift-tenancy-gpu could not be written (tried again at "
+		  "least 5 s apart): configmaps is forbidden; no node starts a handover until it is" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_conditions_input_t in = { .plan = rows[i].plan, .phases = ph, .retry_seconds = 5,
+					       .tenancy_param = rows[i].param, .tenancy_error = rows[i].error };
+		plan_condition_t c[PLAN_CONDITIONS];
+		plan_status_conditions(&in, c);
+		check_condition(&c[PLAN_COND_TENANT_BOUNDARY], "TenantBoundary", rows[i].status, rows[i].reason,
+				rows[i].message);
+		plan_conditions_free(c);
+	}
 }
 
 static void test_conditions_frozen_says_what_is_enforced_and_refused(void **state)
@@ -236,7 +278,7 @@ static void test_gate_summary(void **state)
 				       .verdict = rows[i].lat };
 		r[1] = (slo_result_t){ .name = "allocationFailurePercent", .value = 1, .threshold = 5, .unit = "%",
 				       .samples = rows[i].fail_samples, .verdict = rows[i].fail };
-		char *got = plan_status_gate_summary(r, 5);
+		char *got = plan_status_gate_summary(r, SLO_SIGNALS, 5);
 		if (strcmp(got, rows[i].want) != 0)
 			fail_msg("row %zu: \"%s\"", i, got);
 		free(got);
@@ -331,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_phase),
 		cmocka_unit_test(test_conditions_quiet_plan),
 		cmocka_unit_test(test_conditions_awaiting_approval),
+		cmocka_unit_test(test_conditions_tenant_boundary),
 		cmocka_unit_test(test_activity_awaiting_approval),
 		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
 		cmocka_unit_test(test_conditions_degraded),

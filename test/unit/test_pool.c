@@ -40,6 +40,8 @@ static size_t setup_members(const char *states)
 		case 'F': step = HANDOVER_FAILED; break;
 		case 'Q': step = HANDOVER_DRA; members[i].state.quarantine = "permanent driver failure"; break;
 		case 'q': step = HANDOVER_DRIVER_ON; members[i].state.quarantine = "permanent driver failure"; break;
+		case 'c': step = HANDOVER_LEGACY; nodes[i].unschedulable = true; break; /* cordoned by someone else */
+		case 'C': step = HANDOVER_DRA; nodes[i].unschedulable = true; break;    /* on DRA, someone else's cordon */
 		}
 		members[i].state.step = step;
 	}
@@ -47,6 +49,7 @@ static size_t setup_members(const char *states)
 }
 
 static bool window_closed; /* outside the plan's maintenance windows */
+static const char *boundary_pending; /* the tenant boundary is not in place yet */
 
 static void decide(const char *states, pool_record_t rec, bool gate, pool_output_t *out)
 {
@@ -54,7 +57,8 @@ static void decide(const char *states, pool_record_t rec, bool gate, pool_output
 	pool_input_t in = { .plan = &plan, .pool = &pool_a, .record = rec, .members = members, .n_members = n,
 			    .may_start = true, .gate_passed = gate,
 			    .gate_waiting = gate ? NULL : "allocationLatencyP95 has 3 of 20 samples in the window",
-			    .window_closed = window_closed, .window_opens = "2026-12-05T22:00:00Z", .now_ms = NOW };
+			    .window_closed = window_closed, .window_opens = "2026-12-05T22:00:00Z",
+			    .boundary_pending = boundary_pending, .now_ms = NOW };
 	pool_decide(&in, out);
 }
 
@@ -100,6 +104,36 @@ static void test_canary_prefers_nodes_already_moved(void **state)
 	decide("LLhL", (pool_record_t){ 0 }, false, &out); /* status lost after a node started */
 	assert_int_equal(out.record.n_canary, 1);
 	assert_string_equal(out.record.canary_nodes[0], "gpu-02");
+	pool_output_free(&out);
+}
+
+/*
+ * A node someone else cordoned takes no claims, so a canary of it could never
+ * be judged: it is chosen last. When every canary node is so cordoned, the
+ * waiting gate says so and what to do.
+ */
+static void test_canary_avoids_foreign_cordons(void **state)
+{
+	(void)state;
+	pool_output_t out;
+	decide("cLLL", (pool_record_t){ 0 }, false, &out);
+	assert_string_equal(out.record.canary_nodes[0], "gpu-01");
+	pool_output_free(&out);
+	decide("cccL", (pool_record_t){ 0 }, false, &out);
+	assert_string_equal(out.record.canary_nodes[0], "gpu-03");
+	pool_output_free(&out);
+	decide("cccc", (pool_record_t){ 0 }, false, &out); /* all cordoned: still a canary, the first */
+	assert_string_equal(out.record.canary_nodes[0], "gpu-00");
+	pool_output_free(&out);
+
+	pool_record_t rec = { .canary_nodes = canary0, .n_canary = 1, .start_ms = NOW - 20 * MIN,
+			      .bake_start_ms = NOW - 11 * MIN };
+	decide("CLLL", rec, false, &out);
+	assert_non_null(strstr(out.message, "every canary node is cordoned by someone else (first: gpu-00)"));
+	assert_non_null(strstr(out.message, "uncordon one"));
+	pool_output_free(&out);
+	decide("DcLL", rec, false, &out); /* the canary takes claims: the usual wait */
+	assert_null(strstr(out.message, "cordoned"));
 	pool_output_free(&out);
 }
 
@@ -246,17 +280,30 @@ static void test_manual_promotion_waits_for_a_person(void **state)
  * the expansion. Handovers under way finish, a rollback proceeds, and the
  * message says when the next window opens.
  */
+/* A pool whose starts are held: its phase, the nodes' goals and a part of its message, per row. */
+typedef struct {
+	const char *states;
+	int64_t bake_start_ms;
+	bool rollback;
+	pool_phase_t phase;
+	const char *goals;
+	const char *message;
+} held_row_t;
+
+static void expect_held(const held_row_t *rows, size_t n)
+{
+	pool_a.max_unavailable = 2;
+	for (size_t r = 0; r < n; r++) {
+		pool_a.rollback = rows[r].rollback;
+		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
+	}
+	pool_a.rollback = false;
+}
+
 static void test_window_closed_starts_nothing(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *states;
-		int64_t bake_start_ms;
-		bool rollback;
-		pool_phase_t phase;
-		const char *goals;
-		const char *message;
-	} rows[] = {
+	static const held_row_t rows[] = {
 		{ "LLLL", 0, false, POOL_CANARY, "....", "no handover starts until 2026-12-05T22:00:00Z" },
 		{ "hLLL", 0, false, POOL_CANARY, "D...", "no handover starts until 2026-12-05T22:00:00Z" },
 		{ "DLLL", NOW - 11 * MIN, false, POOL_EXPANDING, "....", "no handover starts until 2026-12-05T22:00:00Z" },
@@ -265,15 +312,32 @@ static void test_window_closed_starts_nothing(void **state)
 		{ "DDLL", NOW - 11 * MIN, true, POOL_ROLLING_BACK, "L...", "rolling back" },
 	};
 	window_closed = true;
-	pool_a.max_unavailable = 2;
-	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		pool_a.rollback = rows[r].rollback;
-		expect_decision(r, rows[r].states, rows[r].bake_start_ms, true, rows[r].phase, rows[r].goals, rows[r].message);
-	}
+	expect_held(rows, sizeof(rows) / sizeof(rows[0]));
 	/* the window opens: the same pool moves */
 	window_closed = false;
-	pool_a.rollback = false;
 	expect_decision(99, "DLLL", NOW - 11 * MIN, true, POOL_EXPANDING, ".DD.", "expanding");
+	pool_a.max_unavailable = 1;
+}
+
+/*
+ * Until the tenant boundary's parameter is written, no node starts toward
+ * DRA: not the canary's first, not an expansion; a handover under way
+ * finishes, a rollback goes on, and the message says what the pool waits for.
+ */
+static void test_boundary_pending_starts_nothing(void **state)
+{
+	(void)state;
+	static const held_row_t rows[] = {
+		{ "LLLL", 0, false, POOL_CANARY, "....", "no handover starts until the tenant boundary is in place: being written" },
+		{ "hLLL", 0, false, POOL_CANARY, "D...", "canary: 0 of 1 canary node(s) on DRA" },
+		{ "DLLL", NOW - 11 * MIN, false, POOL_EXPANDING, "....", "until the tenant boundary is in place" },
+		{ "DDLL", NOW - 11 * MIN, true, POOL_ROLLING_BACK, "L...", "rolling back" },
+	};
+	boundary_pending = "being written";
+	expect_held(rows, sizeof(rows) / sizeof(rows[0]));
+	/* written: the canary's first node starts */
+	boundary_pending = NULL;
+	expect_decision(99, "LLLL", 0, true, POOL_CANARY, "D...", "canary: 0 of 1");
 	pool_a.max_unavailable = 1;
 }
 
@@ -449,10 +513,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_canary_is_recorded_before_anyone_moves),
 		cmocka_unit_test(test_canary_prefers_nodes_already_moved),
+		cmocka_unit_test(test_canary_avoids_foreign_cordons),
 		cmocka_unit_test(test_bake_then_gate_then_expand),
 		cmocka_unit_test(test_promote_skips_the_rest_of_the_bake),
 		cmocka_unit_test(test_manual_promotion_waits_for_a_person),
 		cmocka_unit_test(test_window_closed_starts_nothing),
+		cmocka_unit_test(test_boundary_pending_starts_nothing),
 		cmocka_unit_test(test_max_unavailable_never_exceeded),
 		cmocka_unit_test(test_done_paused_failed_waiting),
 		cmocka_unit_test(test_rollback_one_node_at_a_time),

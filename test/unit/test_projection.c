@@ -170,6 +170,9 @@ static void test_pod_gpu_fixture(void **state)
 	/* The claim the scheduler created when it served example.com/gpu through DRA. */
 	assert_int_equal(p.n_claims, 1);
 	assert_string_equal(p.claims[0], "train-1-0-x7k2p-extended-resources-4mz8q");
+	/* ... and the resource it served that way: the pod is no device-plugin user. */
+	assert_int_equal(p.n_dra_resources, 1);
+	assert_string_equal(p.dra_resources[0], "example.com/gpu");
 
 	/* cpu and memory are not extended resources; the init container asks for no GPU. */
 	assert_int_equal(p.n_requests, 1);
@@ -243,6 +246,7 @@ static void test_pod_claim_template_fixture(void **state)
 	assert_int_equal(p.n_claims, 2);
 	assert_string_equal(p.claims[0], "shared-gpu");
 	assert_string_equal(p.claims[1], "inference-0-gpu-7vm5x");
+	assert_int_equal(p.n_dra_resources, 0);
 	assert_int_equal(p.n_requests, 0);
 	assert_null(p.owner_kind);
 	assert_null(p.owner_name);
@@ -285,6 +289,8 @@ static void test_claim_fixture(void **state)
 	/* gpu-3 reports Healthy=False (XID 79). */
 	assert_int_equal(c.device_conditions_false, 1);
 	assert_string_equal(c.owner_pod, "inference-0");
+	/* Made by kube-controller-manager from a template, not by the scheduler for an extended resource. */
+	assert_false(c.extended);
 
 	print_message("projection_size_claim(claim.json) = %zu bytes\n", projection_size_claim(&c));
 	projection_free_claim(&c);
@@ -360,6 +366,7 @@ static void test_claim_unallocated(void **state)
 	assert_null(c.node_name);
 	assert_int_equal(c.n_reserved_for, 0);
 	assert_null(c.owner_pod);
+	assert_false(c.extended);
 	projection_free_claim(&c);
 	cJSON_Delete(obj);
 
@@ -372,6 +379,52 @@ static void test_claim_unallocated(void **state)
 	assert_true(c.allocated);
 	assert_null(c.node_name);
 	projection_free_claim(&c);
+	cJSON_Delete(obj);
+}
+
+/* The claim the scheduler makes for a pod's extended resource (KEP-5004), as kube-scheduler 1.36 writes it. */
+static void test_claim_extended(void **state)
+{
+	(void)state;
+	cJSON *obj = fixture_quoted_json(
+		"{'metadata':{'name':'job-x-extended-resources-k2p9z','namespace':'team',"
+		"'annotations':{'resource.kubernetes.io/extended-resource-claim':'true'},"
+		"'ownerReferences':[{'apiVersion':'v1','kind':'Pod','name':'job-x','uid':'u1','controller':true}]},"
+		"'spec':{'devices':{'requests':[{'name':'container-0-request-0','exactly':"
+		"{'deviceClassName':'gpu.example.com','allocationMode':'ExactCount','count':4}}]}},"
+		"'status':{'allocation':{'devices':{'results':[{'request':'container-0-request-0',"
+		"'driver':'gpu.example.com','pool':'a-0','device':'gpu-0'}]},'nodeSelector':{'nodeSelectorTerms':[{"
+		"'matchFields':[{'key':'metadata.name','operator':'In','values':['a-0']}]}]}},"
+		"'reservedFor':[{'resource':'pods','name':'job-x','uid':'u1'}]}}");
+	projection_claim_t c;
+	char err[256];
+	assert_int_equal(projection_decode_claim(obj, &c, err, sizeof(err)), 0);
+	assert_true(c.extended);
+	assert_string_equal(c.owner_pod, "job-x");
+	assert_string_equal(c.node_name, "a-0");
+	assert_int_equal(c.n_reserved_for, 1);
+	projection_free_claim(&c);
+	cJSON_Delete(obj);
+
+	/* Only "true" marks it; a pod's requestMappings name the resources served that way. */
+	obj = fixture_quoted_json("{'metadata':{'name':'c','namespace':'ns',"
+				  "'annotations':{'resource.kubernetes.io/extended-resource-claim':'false'}}}");
+	assert_int_equal(projection_decode_claim(obj, &c, err, sizeof(err)), 0);
+	assert_false(c.extended);
+	projection_free_claim(&c);
+	cJSON_Delete(obj);
+
+	obj = fixture_quoted_json("{'metadata':{'name':'p','namespace':'ns'},'status':{'extendedResourceClaimStatus':"
+				  "{'resourceClaimName':'p-extended-resources-x','requestMappings':["
+				  "{'containerName':'a','requestName':'container-0-request-0','resourceName':'example.com/gpu'},"
+				  "{'containerName':'b','requestName':'container-1-request-0','resourceName':'example.com/gpu'},"
+				  "{'containerName':'b','requestName':'container-1-request-1','resourceName':'example.com/mig-1g.10gb'}]}}}");
+	projection_pod_t p;
+	assert_int_equal(projection_decode_pod(obj, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.n_dra_resources, 2);
+	assert_string_equal(p.dra_resources[0], "example.com/gpu");
+	assert_string_equal(p.dra_resources[1], "example.com/mig-1g.10gb");
+	projection_free_pod(&p);
 	cJSON_Delete(obj);
 }
 
@@ -780,11 +833,17 @@ static void test_malformed_fields(void **state)
 		 "status.resourceClaimStatuses: not an array"},
 		{DEC_POD, "{'metadata':{'name':'p'},'status':{'extendedResourceClaimStatus':[]}}",
 		 "status.extendedResourceClaimStatus: not an object"},
+		{DEC_POD, "{'metadata':{'name':'p'},'status':{'extendedResourceClaimStatus':{'requestMappings':{}}}}",
+		 "status.extendedResourceClaimStatus.requestMappings: not an array"},
+		{DEC_POD, "{'metadata':{'name':'p'},'status':{'extendedResourceClaimStatus':{'requestMappings':[{'resourceName':1}]}}}",
+		 "status.extendedResourceClaimStatus.requestMappings[0].resourceName: not a string"},
 		{DEC_POD, "{'metadata':{'name':'p'},'status':{'conditions':[{'type':'Ready','status':'True','lastTransitionTime':5}]}}",
 		 "status.conditions[0].lastTransitionTime: not a string"},
 		{DEC_POD, "{'metadata':{'name':'p'},'status':{'conditions':[{'type':'PodScheduled','status':'False','reason':false}]}}",
 		 "status.conditions[0].reason: not a string"},
 		/* ResourceClaim */
+		{DEC_CLAIM, "{'metadata':{'name':'c','annotations':{'resource.kubernetes.io/extended-resource-claim':true}}}",
+		 "metadata.annotations.resource.kubernetes.io/extended-resource-claim: not a string"},
 		{DEC_CLAIM, "{'metadata':{'name':'c'},'spec':{'devices':{'requests':{}}}}",
 		 "spec.devices.requests: not an array"},
 		{DEC_CLAIM, "{'metadata':{'name':'c'},'spec':{'devices':{'requests':[{'exactly':{'deviceClassName':[]}}]}}}",
@@ -1074,6 +1133,7 @@ int main(void)
 		cmocka_unit_test(test_claim_unallocated),
 		cmocka_unit_test(test_event_fixture),
 		cmocka_unit_test(test_claim_delete_protection),
+		cmocka_unit_test(test_claim_extended),
 		cmocka_unit_test(test_slice_fixture),
 		cmocka_unit_test(test_slice_partitionable),
 		cmocka_unit_test(test_device_class_fixture),

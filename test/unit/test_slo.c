@@ -426,14 +426,14 @@ static void test_gate_combinations(void **state)
 		slo_result_t r[SLO_SIGNALS];
 		set_verdicts(r, cases[i].verdicts);
 		const slo_result_t *first = (const slo_result_t *)&r; /* must be overwritten */
-		slo_verdict_t got = slo_gate(r, &first);
+		slo_verdict_t got = slo_gate(r, SLO_SIGNALS, &first);
 		if (got != cases[i].want)
 			fail_msg("%s: got %s", cases[i].verdicts, slo_verdict_name(got));
 		if (cases[i].first_breach < 0)
 			assert_null(first);
 		else
 			assert_ptr_equal(first, &r[cases[i].first_breach]);
-		assert_int_equal(slo_gate(r, NULL), cases[i].want);
+		assert_int_equal(slo_gate(r, SLO_SIGNALS, NULL), cases[i].want);
 	}
 }
 
@@ -448,7 +448,7 @@ static void test_empty_window_is_inconclusive(void **state)
 		slo_result_t out[SLO_SIGNALS];
 		slo_judge(&in, out);
 		const slo_result_t *first;
-		assert_int_equal(slo_gate(out, &first), SLO_INCONCLUSIVE);
+		assert_int_equal(slo_gate(out, SLO_SIGNALS, &first), SLO_INCONCLUSIVE);
 		assert_int_equal(out[SLO_ALLOCATION_LATENCY].verdict, SLO_INCONCLUSIVE);
 		assert_int_equal(out[SLO_ALLOCATION_FAILURES].verdict, SLO_INCONCLUSIVE);
 		assert_int_equal(out[SLO_DRIVER_ERRORS].verdict, SLO_INCONCLUSIVE);
@@ -463,10 +463,10 @@ static void test_empty_window_is_inconclusive(void **state)
 	slo_result_t out[SLO_SIGNALS];
 	slo_judge(&in, out);
 	const slo_result_t *first;
-	assert_int_equal(slo_gate(out, &first), SLO_PASS);
+	assert_int_equal(slo_gate(out, SLO_SIGNALS, &first), SLO_PASS);
 	in.fights = 1;
 	slo_judge(&in, out);
-	assert_int_equal(slo_gate(out, &first), SLO_BREACH);
+	assert_int_equal(slo_gate(out, SLO_SIGNALS, &first), SLO_BREACH);
 	assert_string_equal(first->name, "ownershipFights");
 	assert_true(first->value == 1 && first->threshold == 0);
 }

@@ -166,6 +166,35 @@ static void test_without_tenancy(void **state)
 	plan_free(&plan);
 }
 
+/* A plan that can restrict starts no handover until its parameter is written; one that cannot never waits. */
+static void test_handovers_wait_for_the_boundary(void **state)
+{
+	(void)state;
+	plan_t plan;
+	decode(PLAN_HEAD "}}", &plan); /* canary namespaces, no spec.tenancy */
+	assert_true(tenancy_restricts(&plan));
+	assert_null(tenancy_hold(&plan, TENANCY_PARAM_WRITTEN));
+	assert_string_equal(tenancy_hold(&plan, TENANCY_PARAM_UNWRITTEN), "the tenant boundary's parameter is being written");
+	assert_string_equal(tenancy_hold(&plan, TENANCY_PARAM_WRITING), "the tenant boundary's parameter is being written");
+	assert_string_equal(tenancy_hold(&plan, TENANCY_PARAM_FAILED),
+			    "the tenant boundary's parameter could not be written (the TenantBoundary condition says why)");
+	plan_free(&plan);
+	decode("{'metadata':{'name':'p'},'spec':{'driver':'d.example.com','extendedResource':'example.com/gpu',"
+	       "'deviceClassNames':['c'],'pools':[{'name':'a','nodeSelector':{'matchLabels':{'pool':'a'}}}],"
+	       "'tenancy':{'namespaceSelector':{'matchLabels':{'tier':'gpu'}}}}}",
+	       &plan);
+	assert_true(tenancy_restricts(&plan));
+	assert_non_null(tenancy_hold(&plan, TENANCY_PARAM_FAILED));
+	plan_free(&plan);
+	decode("{'metadata':{'name':'p'},'spec':{'driver':'d.example.com','extendedResource':'example.com/gpu',"
+	       "'deviceClassNames':['c'],'pools':[{'name':'a','nodeSelector':{'matchLabels':{'pool':'a'}}}]}}",
+	       &plan);
+	assert_false(tenancy_restricts(&plan));
+	for (int p = TENANCY_PARAM_UNWRITTEN; p <= TENANCY_PARAM_FAILED; p++)
+		assert_null(tenancy_hold(&plan, (tenancy_param_t)p));
+	plan_free(&plan);
+}
+
 static void test_selector_text(void **state)
 {
 	(void)state;
@@ -217,6 +246,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stages),
 		cmocka_unit_test(test_without_tenancy),
+		cmocka_unit_test(test_handovers_wait_for_the_boundary),
 		cmocka_unit_test(test_selector_text),
 		cmocka_unit_test(test_decode_errors),
 	};

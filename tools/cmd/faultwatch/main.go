@@ -13,7 +13,8 @@
 //   - step-skipped: a node's drashift.io/step moves forward past a step of its
 //     direction (legacy, draining, plugin-off, driver-on, verified, dra and the
 //     mirror image back), between two changes the watch delivered in a row (a
-//     node's first change after the node watch failed and relisted is not judged);
+//     node's first change after any relist of nodes is not judged: the relist
+//     shows end points only);
 //   - cordon-lifted: a node cordoned without drashift's mark
 //     (drashift.io/cordoned-by-drashift) is uncordoned;
 //   - freeze-lifted: a plan's Frozen condition goes from True to False while
@@ -37,8 +38,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -228,13 +233,39 @@ func main() {
 		AddFunc:    func(obj any) { o.pod(obj.(*v1.Pod)) },
 		UpdateFunc: func(_, obj any) { o.pod(obj.(*v1.Pod)) },
 	})
-	nodeInf := inf.Core().V1().Nodes().Informer()
-	_ = nodeInf.SetWatchErrorHandler(func(r *cache.Reflector, err error) {
+	// The node informer runs on a ListWatch of its own that marks every list
+	// after the first as a gap: a watch that ends on a 410 (a compaction, an
+	// apiserver restart) is relisted without the watch error handler ever
+	// being called, and the relist's updates span whatever was missed.
+	nodeLW := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "nodes", "", fields.Everything())
+	lists := 0
+	listed := func(how string) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if lists > 0 {
+			o.gapAll, o.nodeGap = true, map[string]bool{}
+			o.record("watch-gap", "nodes", map[string]any{"error": how})
+		}
+		lists++
+	}
+	nodeInf := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			listed("relist")
+			return nodeLW.ListWithContextFunc(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+				listed("relist (watch-list)")
+			}
+			return nodeLW.WatchFuncWithContext(ctx, opts)
+		},
+	}, &v1.Node{}, 0, cache.Indexers{})
+	_ = nodeInf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		o.mu.Lock()
 		o.gapAll, o.nodeGap = true, map[string]bool{}
 		o.record("watch-gap", "nodes", map[string]any{"error": err.Error()})
 		o.mu.Unlock()
-		cache.DefaultWatchErrorHandler(context.TODO(), r, err)
+		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})
 	_, _ = nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { o.node(nil, obj.(*v1.Node)) },
@@ -264,6 +295,8 @@ func main() {
 	})
 	inf.Start(stop)
 	dinf.Start(stop)
+	go nodeInf.Run(stop)
+	cache.WaitForCacheSync(stop, nodeInf.HasSynced)
 	inf.WaitForCacheSync(stop)
 	dinf.WaitForCacheSync(stop)
 	fmt.Println("watching")

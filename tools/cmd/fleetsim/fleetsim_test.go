@@ -309,3 +309,32 @@ func TestShapes(t *testing.T) {
 		t.Error("physicalDevice")
 	}
 }
+
+// dra_operations_duration_seconds is a valid Prometheus histogram: cumulative
+// buckets ending in +Inf equal to _count, a value on a bound counted in it.
+func TestDRAOperationsHistogram(t *testing.T) {
+	var h opHistogram
+	h.observe("a-0", "NodePrepareResources", false, 0.5)
+	h.observe("a-0", "NodePrepareResources", false, 4)
+	h.observe("a-0", "NodePrepareResources", false, 100)
+	h.observe("a-1", "NodePrepareResources", true, 0.05)
+	var b strings.Builder
+	h.write(&b)
+	out := b.String()
+	l := `is_error="false",node="a-0",operation_name="NodePrepareResources"`
+	for _, want := range []string{
+		"# TYPE dra_operations_duration_seconds histogram\n",
+		"dra_operations_duration_seconds_bucket{" + l + `,le="0.3"} 0` + "\n",
+		"dra_operations_duration_seconds_bucket{" + l + `,le="0.5"} 1` + "\n",
+		"dra_operations_duration_seconds_bucket{" + l + `,le="5"} 2` + "\n",
+		"dra_operations_duration_seconds_bucket{" + l + `,le="30"} 2` + "\n",
+		"dra_operations_duration_seconds_bucket{" + l + `,le="+Inf"} 3` + "\n",
+		"dra_operations_duration_seconds_sum{" + l + "} 104.5\n",
+		"dra_operations_duration_seconds_count{" + l + "} 3\n",
+		`dra_operations_duration_seconds_bucket{is_error="true",node="a-1",operation_name="NodePrepareResources",le="0.1"} 1` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}

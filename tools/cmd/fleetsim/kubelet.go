@@ -68,6 +68,7 @@ type podState struct {
 	path podPath
 
 	prepareUntil time.Time // a prepare call is running until then
+	prepareStart time.Time // ... and started then (dra_operations_duration_seconds)
 	attempts     int       // failed prepare attempts, for the retry backoff
 	startAt      time.Time // containers start then (pods without claims)
 	prepared     []claimRef
@@ -197,6 +198,7 @@ func (s *Sim) forgetPod(key string, st *podState) {
 	}
 	if len(st.prepared) > 0 && s.claimsUnpreparable(st) == "" {
 		s.metrics.unprepares.Add(int64(len(st.prepared)))
+		s.metrics.draOps.observe(st.node, "NodeUnprepareResources", false, 0) // unprepare is instant here
 	}
 }
 
@@ -334,6 +336,7 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 		}
 		eff := s.faults.For(sn.pool, sn.name, s.cfg.PrepareDelay)
 		if st.prepareUntil.IsZero() {
+			st.prepareStart = now
 			st.prepareUntil = now.Add(eff.PrepareDelay)
 			s.podQueue.AddAfter(key, eff.PrepareDelay)
 			return s.setContainerCreating(ctx, pod, st)
@@ -344,9 +347,11 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 		}
 		st.prepareUntil = time.Time{}
 		s.metrics.prepares.Add(1)
+		took := now.Sub(st.prepareStart).Seconds()
 		if eff.PrepareTimeout {
 			// The kubelet's gRPC call ran out of time: the DRA manager wraps
 			// the status error as "NodePrepareResources: %w".
+			s.metrics.draOps.observe(sn.name, "NodePrepareResources", true, took)
 			s.metrics.preparesFailed.Add(1)
 			st.attempts++
 			s.warn(pod, st, "FailedPrepareDynamicResources",
@@ -355,6 +360,7 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 			return nil
 		}
 		if eff.PrepareFailRate > 0 && s.randFloat() < eff.PrepareFailRate {
+			s.metrics.draOps.observe(sn.name, "NodePrepareResources", true, took)
 			s.metrics.preparesFailed.Add(1)
 			st.attempts++
 			c := claims[0]
@@ -364,6 +370,7 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 			s.podQueue.AddAfter(key, backoff(st.attempts))
 			return nil
 		}
+		s.metrics.draOps.observe(sn.name, "NodePrepareResources", false, took)
 		st.prepared = claimRefs(claims)
 		st.attempts = 0
 	case pathDevicePlugin:

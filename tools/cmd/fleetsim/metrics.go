@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,81 @@ type Metrics struct {
 	jobsCreated      [numPaths]atomic.Int64
 	jobCreateErrors  atomic.Int64
 	workloadFinished atomic.Bool
+
+	draOps opHistogram // the kubelet's dra_operations_duration_seconds, per simulated node
+}
+
+// draBuckets span prepare delays from 0.1 s to 30 s, fine enough for a
+// histogram_quantile to tell a 0.5 s prepare from a 5 s one.
+var draBuckets = []float64{0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 3, 5, 10, 15, 20, 30}
+
+type opKey struct {
+	node, op string
+	isError  bool
+}
+
+type opSeries struct {
+	buckets []uint64 // per bucket, not cumulative; one more for +Inf
+	count   uint64
+	sum     float64
+}
+
+// opHistogram is the DRA kubelet's histogram of gRPC operations as each
+// simulated node's kubelet would export it, with a node label standing for
+// the instance label a real scrape of every kubelet adds.
+type opHistogram struct {
+	mu     sync.Mutex
+	series map[opKey]*opSeries
+}
+
+func (h *opHistogram) observe(node, op string, isError bool, seconds float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.series == nil {
+		h.series = map[opKey]*opSeries{}
+	}
+	k := opKey{node, op, isError}
+	s := h.series[k]
+	if s == nil {
+		s = &opSeries{buckets: make([]uint64, len(draBuckets)+1)}
+		h.series[k] = s
+	}
+	i := sort.SearchFloat64s(draBuckets, seconds) // the first bucket whose bound is >= seconds
+	s.buckets[i]++
+	s.count++
+	s.sum += seconds
+}
+
+func (h *opHistogram) write(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	const name = "dra_operations_duration_seconds"
+	fmt.Fprintf(w, "# HELP %s Latency histogram in seconds of DRA operations (the kubelet's), by node.\n# TYPE %s histogram\n", name, name)
+	keys := make([]opKey, 0, len(h.series))
+	for k := range h.series {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.node != b.node {
+			return a.node < b.node
+		}
+		if a.op != b.op {
+			return a.op < b.op
+		}
+		return !a.isError && b.isError
+	})
+	for _, k := range keys {
+		s := h.series[k]
+		l := fmt.Sprintf(`is_error="%t",node=%q,operation_name=%q`, k.isError, k.node, k.op)
+		var cum uint64
+		for i, b := range draBuckets {
+			cum += s.buckets[i]
+			fmt.Fprintf(w, "%s_bucket{%s,le=\"%g\"} %d\n", name, l, b, cum)
+		}
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, l, s.count)
+		fmt.Fprintf(w, "%s_sum{%s} %g\n%s_count{%s} %d\n", name, l, s.sum, name, l, s.count)
+	}
 }
 
 func newMetrics() *Metrics { return &Metrics{started: time.Now()} }
@@ -170,6 +246,7 @@ func (s *Sim) writeMetrics(w io.Writer) {
 			fmt.Fprintf(w, "%s%s %g\n", x.name, x.labels, x.value)
 		}
 	}
+	s.metrics.draOps.write(w)
 }
 
 // Report is the final JSON report, written on SIGTERM/SIGINT.
