@@ -150,7 +150,7 @@ kube_release() {
 	die "no Kubernetes $1 here (one of: ${KUBE_RELEASES[*]%.*})"
 }
 
-# The -ldflags that stamp Kubernetes version KV (v1.36.3) into a build, as
+# The -ldflags that stamp Kubernetes version KV (v1.37.2) into a build, as
 # upstream's release builds do (discovery's /version, kubectl version).
 kcp_ldflags() {
 	local kv=$1 minor pkg flags="-s -w"
