@@ -226,7 +226,9 @@ go_tool_binary() {
 # per source, next to the binary).
 go_tool_image() {
 	local name=$1 ref=$2 user=$3 bin ociimage out
-	bin=$(CGO_ENABLED=0 go_tool_binary "$name") ociimage=$(go_tool_binary ociimage)
+	# One assignment each: in one command the second's status would hide a failed build.
+	bin=$(CGO_ENABLED=0 go_tool_binary "$name") || return 1
+	ociimage=$(go_tool_binary ociimage) || return 1
 	out=$(dirname "$bin")/$name.oci.tar
 	if [ ! -s "$out" ]; then
 		"$ociimage" --out "$out.$$" --name "$ref" --entrypoint "/$name" --user "$user" --file "$bin:/$name" >/dev/null
