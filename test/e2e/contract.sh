@@ -17,6 +17,10 @@
 #   claims kept on rollback
 #                        a pod running on the canary keeps its claim through
 #                        FreezeAndRollback and runs to completion; nothing evicted
+#   eviction path        drain policy Evict: the device-plugin pod on the canary
+#                        is evicted through policy/v1 Eviction, refused while
+#                        its PodDisruptionBudget holds; the one on the other
+#                        node of the pool keeps running
 # Writes "feature<TAB>yes|no<TAB>detail" lines to CONTRACT_OUT when set.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
@@ -30,6 +34,29 @@ cell() {
 	log "contract on $version: $1: $2 ($3)"
 	[ -z "${CONTRACT_OUT:-}" ] || printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$CONTRACT_OUT"
 }
+
+# ---- before the plan: a device-plugin pod on each node of pool b, a PDB that holds both ----
+for i in 1 2; do
+	kubectl -n team-load apply -f - >/dev/null <<EOF_PLUGIN_USER
+apiVersion: v1
+kind: Pod
+metadata: {name: plugin-user-$i, labels: {drashift-test/plugin-user: b}, annotations: {fleetsim/duration: 30m}}
+spec:
+  nodeSelector: {drashift.io/pool: b}
+  containers: [{name: main, image: registry.invalid/plugin-user, resources: {limits: {example.com/gpu: 3}}}]
+EOF_PLUGIN_USER
+done
+kubectl -n team-load apply -f - >/dev/null <<'EOF_PDB'
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: plugin-users}
+spec: {minAvailable: 2, selector: {matchLabels: {drashift-test/plugin-user: b}}}
+EOF_PDB
+plugin_users_held() {
+	[ "$(kubectl -n team-load get pods -l drashift-test/plugin-user=b --field-selector status.phase=Running -o name | wc -l)" = 2 ] &&
+		[ "$(kubectl -n team-load get pdb plugin-users -o jsonpath='{.status.currentHealthy}/{.status.disruptionsAllowed}')" = 2/0 ]
+}
+wait_for 90 "a device-plugin pod running on each node of pool b, held by their PodDisruptionBudget" plugin_users_held
 
 kubectl apply -f - >/dev/null <<'EOF_PLAN'
 apiVersion: drashift.io/v1alpha1
@@ -49,6 +76,7 @@ spec:
     nodeSelector: {matchLabels: {drashift.io/pool: b}}
     canary: {nodes: 1}
     bakeTime: 1h
+    drain: {policy: Evict}
 EOF_PLAN
 
 # ---- DeviceTaint freeze: served, or refused up front with what to enable ----
@@ -65,10 +93,26 @@ if [ "$taint_rules" -eq 0 ]; then
 	kubectl patch mp contract --type merge -p '{"spec":{"slo":{"freezeMode":"Admission"}}}' >/dev/null
 fi
 
+# ---- eviction path: the canary's device-plugin pod, once its PDB allows ----
+pdb_refused() { grep 'what=eviction' "$TEST_DIR/operator.log" | grep -q 'disruption budget'; }
+wait_for 120 "drashift's eviction on the canary to be refused by the PodDisruptionBudget" pdb_refused
+refusal=$(grep 'what=eviction' "$TEST_DIR/operator.log" | grep -o 'error=.*' | head -n 1)
+canary=$(plan_field contract '{.status.pools[0].canaryNodes[0]}')
+on_node() { kubectl -n team-load get pods -l drashift-test/plugin-user=b --field-selector "spec.nodeName$1" -o jsonpath='{.items[*].metadata.name}'; }
+evictee=$(on_node "=$canary") bystander=$(on_node "!=$canary")
+[ -n "$evictee" ] && [ -n "$bystander" ] || fail "a device-plugin pod on each node of pool b: canary $canary has '$evictee', the other '$bystander'"
+expect_eq "$(kubectl -n team-load get pod "$evictee" -o jsonpath='{.status.phase}')" Running "$evictee while its PodDisruptionBudget holds"
+kubectl -n team-load delete pdb plugin-users >/dev/null
+evicted() { ! kubectl -n team-load get pod "$evictee" >/dev/null 2>&1; }
+wait_for 60 "drashift to evict $evictee from the canary $canary" evicted
+grep -q "msg=evicting .*pod=$evictee " "$TEST_DIR/operator.log" || fail "$evictee went, but drashift logged no eviction of it"
+evictions=$(grep -c 'msg=evicting' "$TEST_DIR/operator.log")
+
 # ---- a breach on the canary: the freeze ----
 b_baking() { plan_field contract '{.status.pools[0].message}' | grep -q baking; }
 wait_for 120 "pool b's canary on DRA" b_baking
-canary=$(plan_field contract '{.status.pools[0].canaryNodes[0]}')
+expect_eq "$(kubectl -n team-load get pod "$bystander" -o jsonpath='{.status.phase}')" Running "$bystander, off the canary"
+cell "eviction path" yes "$evictee evicted from $canary through the Eviction API once its PodDisruptionBudget allowed (before: $refusal); $bystander on the other node kept running"
 gpu_template team-load load-gpu
 keeper_pod team-load b 40s
 keeper_claim=$(kubectl -n team-load get pod keeper -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
@@ -111,7 +155,7 @@ expect_eq "$(kubectl -n team-load get resourceclaim "$keeper_claim" -o jsonpath=
 b_legacy() { [ "$(plan_field contract '{.status.pools[0].phase}')" = Legacy ]; }
 wait_for 180 "pool b back on the device plugin" b_legacy
 expect_eq "$(kubectl -n team-load get pod keeper -o jsonpath='{.status.phase}')" Succeeded "the keeper ran to completion (not evicted)"
-! grep -q 'msg="evicting"' "$TEST_DIR/operator.log" || fail "drashift evicted a pod during the rollback"
+expect_eq "$(grep -c 'msg=evicting' "$TEST_DIR/operator.log")" "$evictions" "evictions since the canary's drain (a rollback never evicts)"
 expect_no_violations
 cell "claims kept on rollback" yes "keeper on $canary kept claim $keeper_claim and ran to completion; nothing evicted"
 log "PASS"

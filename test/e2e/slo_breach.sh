@@ -125,7 +125,7 @@ expect_eq "$(kubectl get node "$canary" -o jsonpath='{.metadata.labels.drashift\
 	"true/false/" "labels and cordon of $canary after the rollback"
 expect_eq "$(plan_field slo '{.status.pools[0].phase}/{.status.pools[0].nodes.dra}')" DRA/2 "pool a, done before the breach, while the plan is frozen"
 expect_eq "$(plan_field slo '{.status.phase}')" Frozen "the plan stays frozen until a person acknowledges"
-! grep -q 'msg="evicting"' "$TEST_DIR/operator.log" || fail "drashift evicted a pod: $(grep 'msg="evicting"' "$TEST_DIR/operator.log")"
+! grep -q 'msg=evicting' "$TEST_DIR/operator.log" || fail "drashift evicted a pod: $(grep 'msg=evicting' "$TEST_DIR/operator.log")"
 failed_pods=$(kubectl -n team-load get pods -o jsonpath='{range .items[?(@.status.phase=="Failed")]}{.metadata.name} {end}')
 expect_eq "$failed_pods" "" "failed pods"
 expect_no_violations

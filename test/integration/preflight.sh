@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Preflight on the real control plane, the operator with its shipped RBAC and
 # the simulated fleet (which creates the DeviceClass and the two owners'
-# DaemonSets a real cluster has). The API server serves no
-# resource.k8s.io/v1beta2, so DeviceTaintRules are missing.
+# DaemonSets a real cluster has). The API server serves no DeviceTaintRules
+# (neither resource.k8s.io/v1beta2 nor, GA since 1.37, v1's devicetaintrules).
 #   1. a plan (Evict, freezeMode DeviceTaint) on a cluster broken six ways:
 #      the missing DeviceTaintRules make the plan Invalid before preflight
 #      (drashift reads the served API versions at start-up); with freezeMode
@@ -16,7 +16,7 @@
 #      the recorded pass stands and the plan keeps moving;
 #   5. a plan with preflight: Warn moves its pool although a check fails.
 source "$(dirname "$0")/../lib.sh"
-TESTENV_APISERVER_FLAGS="--runtime-config=resource.k8s.io/v1beta2=false" testenv_start
+TESTENV_APISERVER_FLAGS="--runtime-config=resource.k8s.io/v1beta2=false,resource.k8s.io/v1/devicetaintrules=false" testenv_start
 install_drashift
 start_fleet --pools a:2x4,b:1x4
 

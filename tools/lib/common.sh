@@ -150,7 +150,7 @@ kube_release() {
 	die "no Kubernetes $1 here (one of: ${KUBE_RELEASES[*]%.*})"
 }
 
-# The -ldflags that stamp Kubernetes version KV (v1.36.3) into a build, as
+# The -ldflags that stamp Kubernetes version KV (v1.37.2) into a build, as
 # upstream's release builds do (discovery's /version, kubectl version).
 kcp_ldflags() {
 	local kv=$1 minor pkg flags="-s -w"
@@ -226,7 +226,9 @@ go_tool_binary() {
 # per source, next to the binary).
 go_tool_image() {
 	local name=$1 ref=$2 user=$3 bin ociimage out
-	bin=$(CGO_ENABLED=0 go_tool_binary "$name") ociimage=$(go_tool_binary ociimage)
+	# One assignment each: in one command the second's status would hide a failed build.
+	bin=$(CGO_ENABLED=0 go_tool_binary "$name") || return 1
+	ociimage=$(go_tool_binary ociimage) || return 1
 	out=$(dirname "$bin")/$name.oci.tar
 	if [ ! -s "$out" ]; then
 		"$ociimage" --out "$out.$$" --name "$ref" --entrypoint "/$name" --user "$user" --file "$bin:/$name" >/dev/null

@@ -14,7 +14,7 @@
 // is never reused) give the container the environment variables
 // GPU_DEVICE_<DEVICE>=<DEVICE> (dashes as underscores) and DRA_CLAIM_UID.
 // Unprepare removes the spec. It reports its devices healthy to the kubelet
-// (DRAResourceHealth, which the kubelet asks every driver for). The node
+// (WatchHealthStatus, which the helper serves as DRAResourceHealth). The node
 // comes from NODE_NAME (the downward
 // API), the apiserver from the in-cluster configuration. SIGTERM stops
 // serving, which unregisters the plugin; its ResourceSlice stays until the
@@ -35,14 +35,12 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 	"k8s.io/dynamic-resource-allocation/resourceslice"
-	drahealth "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1"
 	"k8s.io/utils/ptr"
 )
 
@@ -64,7 +62,6 @@ type cdiContainerEdits struct {
 }
 
 type driver struct {
-	drahealth.UnimplementedDRAResourceHealthServer
 	name    string
 	kind    string // CDI kind: DRIVER/gpu
 	cdiDir  string
@@ -148,21 +145,30 @@ func (d *driver) UnprepareResourceClaims(_ context.Context, claims []kubeletplug
 	return result, nil
 }
 
-// NodeWatchResources reports every device healthy once, then keeps the
-// stream open until the kubelet closes it: fake devices never fail.
-func (d *driver) NodeWatchResources(_ *drahealth.NodeWatchResourcesRequest, stream grpc.ServerStreamingServer[drahealth.NodeWatchResourcesResponse]) error {
-	resp := &drahealth.NodeWatchResourcesResponse{}
-	for _, dev := range d.devices {
-		resp.Devices = append(resp.Devices, &drahealth.DeviceHealth{
-			Device: &drahealth.DeviceIdentifier{PoolName: d.pool, DeviceName: dev.Name},
-			Health: drahealth.HealthStatus_HEALTHY, LastUpdatedTime: time.Now().Unix(),
-		})
+// WatchHealthStatus reports every device healthy, again every 10 s so the
+// kubelet's view never goes stale (30 s), until the kubelet stops watching:
+// fake devices never fail.
+func (d *driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
+	ticker := time.NewTicker(10 * time.Second)
+	defer ticker.Stop()
+	for {
+		report := kubeletplugin.DeviceHealthReport{}
+		for _, dev := range d.devices {
+			report.Devices = append(report.Devices, kubeletplugin.DeviceHealth{
+				PoolName: d.pool, DeviceName: dev.Name, Health: kubeletplugin.HealthStatusHealthy, LastUpdated: time.Now(),
+			})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case reports <- report:
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
 	}
-	if err := stream.Send(resp); err != nil {
-		return err
-	}
-	<-stream.Context().Done()
-	return nil
 }
 
 // HandleError: publishing errors are logged; a fatal one stops the plugin so
