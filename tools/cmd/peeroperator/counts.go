@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime/metrics"
 	"sort"
 	"sync"
 
@@ -33,8 +34,13 @@ func (c *counts) handler(resource string) cache.ResourceEventHandler {
 	}
 }
 
-// write prints "RESOURCE N" lines, sorted by resource.
+// write prints "RESOURCE N" lines, sorted by resource, then the bytes of heap
+// objects the last GC found live ("heap-live-bytes N"): the Go heap without
+// the garbage GOGC lets accumulate before the next GC, which RSS includes.
 func (c *counts) write(w io.Writer) {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	defer fmt.Fprintf(w, "heap-live-bytes %d\n", live[0].Value.Uint64())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	names := make([]string, 0, len(c.n))

@@ -11,8 +11,9 @@
 // It prints "synced SECONDS" on stdout once WaitForCacheSync returns (seconds
 // since the process started) and serves the number of objects each informer
 // has added and not deleted on http://ADDR/counts, one "RESOURCE N" line each,
-// so the benchmark can wait until both operators hold the same objects before
-// it reads their RSS. Counting in event handlers keeps reads of that endpoint
+// and its live heap after the last GC ("heap-live-bytes N"), so the benchmark
+// can wait until both operators hold the same objects before it reads their
+// RSS, and show the heap beside it. Counting in event handlers keeps reads of that endpoint
 // from copying the cache, which would show in the RSS being measured.
 package main
 
