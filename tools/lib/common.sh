@@ -214,10 +214,18 @@ kcp_module() {
 # go_tool_binary NAME: print the path of tools/cmd/NAME, building it when its
 # sources changed (cached under $DRASHIFT_CACHE/NAME/<hash of go.mod, go.sum
 # and its .go files>). It shares the module and build caches with the control
-# plane, so it builds in seconds once those are warm.
+# plane, so it builds in seconds once those are warm. A tools/cmd/NAME with a
+# go.mod of its own is a module of its own (peeroperator, which needs
+# controller-runtime: in tools/go.mod it would change the control plane's
+# cache key and rebuild it).
 go_tool_binary() {
-	local name=$1 key
-	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$DRASHIFT_ROOT"/tools/cmd/"$name"/*.go | sha256sum | cut -c1-12)
+	local name=$1 dir=$DRASHIFT_ROOT/tools/cmd/$1 key
+	if [ -f "$dir/go.mod" ]; then
+		key=$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/*.go | sha256sum | cut -c1-12)
+		GO_MODULE_DIR=$dir cached_go_build "$DRASHIFT_CACHE/$name/$key/$name" . ""
+		return
+	fi
+	key=$(cat "$DRASHIFT_ROOT/tools/go.mod" "$DRASHIFT_ROOT/tools/go.sum" "$dir"/*.go | sha256sum | cut -c1-12)
 	cached_go_build "$DRASHIFT_CACHE/$name/$key/$name" "./cmd/$name" ""
 }
 
