@@ -17,12 +17,17 @@ static uint64_t strmap_hash(const char *key)
 	return h;
 }
 
-static size_t strmap_find(const strmap_t *m, const char *key, uint64_t hash)
+static size_t strmap_home(const strmap_t *m, const char *key)
+{
+	return (size_t)strmap_hash(key) & (m->cap - 1);
+}
+
+static size_t strmap_find(const strmap_t *m, const char *key)
 {
 	size_t mask = m->cap - 1;
-	size_t i = (size_t)hash & mask;
+	size_t i = strmap_home(m, key);
 	while (m->slots[i].key != NULL) {
-		if (m->slots[i].hash == hash && strcmp(m->slots[i].key, key) == 0)
+		if (strcmp(m->slots[i].key, key) == 0)
 			return i;
 		i = (i + 1) & mask;
 	}
@@ -38,7 +43,7 @@ static void strmap_grow(strmap_t *m)
 	for (size_t i = 0; i < old_cap; i++) {
 		if (old[i].key == NULL)
 			continue;
-		size_t j = (size_t)old[i].hash & (m->cap - 1);
+		size_t j = strmap_home(m, old[i].key);
 		while (m->slots[j].key != NULL)
 			j = (j + 1) & (m->cap - 1);
 		m->slots[j] = old[i];
@@ -50,23 +55,24 @@ void *strmap_get(const strmap_t *m, const char *key)
 {
 	if (m->len == 0)
 		return NULL;
-	size_t i = strmap_find(m, key, strmap_hash(key));
+	size_t i = strmap_find(m, key);
 	return m->slots[i].key ? m->slots[i].value : NULL;
 }
 
 void *strmap_put(strmap_t *m, const char *key, void *value)
 {
-	/* Keep the load under 1/2: probes stay short. */
-	if ((m->len + 1) * 2 > m->cap)
+	/* Keep the load at most 3/4: linear probes stay short. */
+	if ((m->len + 1) * 4 > m->cap * 3)
 		strmap_grow(m);
-	uint64_t hash = strmap_hash(key);
-	size_t i = strmap_find(m, key, hash);
+	size_t i = strmap_find(m, key);
 	if (m->slots[i].key != NULL) {
 		void *old = m->slots[i].value;
 		m->slots[i].value = value;
+		if (m->borrowed)
+			m->slots[i].key = key; /* the old key may go with the old value */
 		return old;
 	}
-	m->slots[i] = (strmap_slot_t){ .hash = hash, .key = xstrdup(key), .value = value };
+	m->slots[i] = (strmap_slot_t){ .key = m->borrowed ? key : xstrdup(key), .value = value };
 	m->len++;
 	return NULL;
 }
@@ -80,16 +86,17 @@ void *strmap_remove(strmap_t *m, const char *key)
 	if (m->len == 0)
 		return NULL;
 	size_t mask = m->cap - 1;
-	size_t i = strmap_find(m, key, strmap_hash(key));
+	size_t i = strmap_find(m, key);
 	if (m->slots[i].key == NULL)
 		return NULL;
 	void *value = m->slots[i].value;
-	free(m->slots[i].key);
+	if (!m->borrowed)
+		free((char *)m->slots[i].key);
 	m->slots[i].key = NULL;
 	m->len--;
 	size_t hole = i;
 	for (size_t j = (i + 1) & mask; m->slots[j].key != NULL; j = (j + 1) & mask) {
-		size_t home = (size_t)m->slots[j].hash & mask;
+		size_t home = strmap_home(m, m->slots[j].key);
 		/* j may move into the hole when home is not cyclically in (hole, j]. */
 		bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
 		if (!stays) {
@@ -108,15 +115,18 @@ size_t strmap_size(const strmap_t *m)
 
 void strmap_clear(strmap_t *m, void (*free_value)(void *value))
 {
+	bool borrowed = m->borrowed;
 	for (size_t i = 0; i < m->cap; i++) {
 		if (m->slots[i].key == NULL)
 			continue;
 		if (free_value)
 			free_value(m->slots[i].value);
-		free(m->slots[i].key);
+		if (!borrowed)
+			free((char *)m->slots[i].key);
 	}
 	free(m->slots);
 	*m = (strmap_t)STRMAP_INIT;
+	m->borrowed = borrowed;
 }
 
 bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value)
@@ -137,8 +147,10 @@ bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value)
 size_t strmap_bytes(const strmap_t *m)
 {
 	size_t n = m->slots ? malloc_usable_size(m->slots) : 0;
+	if (m->borrowed)
+		return n;
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slots[i].key)
-			n += malloc_usable_size(m->slots[i].key);
+			n += malloc_usable_size((char *)m->slots[i].key);
 	return n;
 }
