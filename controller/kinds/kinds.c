@@ -4,7 +4,7 @@
  */
 #include "kinds.h"
 
-#define KINDS_KIND(var, res, p, type, suffix, fields)                                              \
+#define KINDS_KIND(var, res, p, type, suffix, fields, packer)                                      \
 	static int kinds_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen)     \
 	{                                                                                          \
 		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
@@ -25,16 +25,23 @@
 		.release = kinds_release_##suffix,                                                 \
 		.bytes = kinds_bytes_##suffix,                                                     \
 		.field_selector = fields,                                                          \
+		.pack = packer,                                                                    \
 	};
 
-KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL)
-KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod, NULL)
+/* Pods come by the thousand: the store keeps them packed, one block each (projection_pack_pod). */
+static void *kinds_pack_pod(void *proj)
+{
+	return projection_pack_pod(proj);
+}
+
+KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL, NULL)
+KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod, NULL, kinds_pack_pod)
 KINDS_KIND(kinds_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
-	   projection_claim_t, claim, NULL)
+	   projection_claim_t, claim, NULL, NULL)
 KINDS_KIND(kinds_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
-	   projection_slice_t, slice, NULL)
+	   projection_slice_t, slice, NULL, NULL)
 KINDS_KIND(kinds_device_classes, "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses",
-	   projection_device_class_t, device_class, NULL)
+	   projection_device_class_t, device_class, NULL, NULL)
 /* The kubelet's reason (pkg/kubelet/events); the API server filters, the rest never reaches drashift. */
 KINDS_KIND(kinds_prepare_failures, "events", "/api/v1/events", projection_event_t, event,
-	   "reason%3DFailedPrepareDynamicResources")
+	   "reason%3DFailedPrepareDynamicResources", NULL)

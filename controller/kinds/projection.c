@@ -21,12 +21,19 @@
  * Names are borrowed from the cJSON tree while sets are merged and copied
  * once at the end, so each kept string is exactly one allocation of its own
  * length and each array exactly its final size: the per-object cost that
- * projection_size_* reports is what the caches pay.
+ * projection_size_* reports is what such a projection costs.
+ *
+ * The caches keep the kinds they hold by the thousand (pods) packed instead
+ * (projection_pack_*, proj__pack below): one block holds the struct, its key
+ * and every string and array, which saves a malloc chunk header and the
+ * rounding to 16 bytes per string, and lets the store borrow the key.
  */
 #include "projection_decode.h"
 
 #include "xalloc.h"
 
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,4 +477,98 @@ size_t proj__size_strings(char *const *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		s += kube_object_usable(v[i]);
 	return s;
+}
+
+/* ---- packing (see projection_decode.h) ---- */
+
+/* Arrays hold pointers and int64 counts. */
+#define PROJ__PACK_ALIGN (alignof(void *) > alignof(int64_t) ? alignof(void *) : alignof(int64_t))
+
+static size_t proj__align(size_t n)
+{
+	return (n + PROJ__PACK_ALIGN - 1) & ~(size_t)(PROJ__PACK_ALIGN - 1);
+}
+
+void *proj__pack(const void *src, size_t size,
+		 void (*walk)(proj__pack_t *k, const void *src, void *dst))
+{
+	_Alignas(max_align_t) unsigned char dummy[1024]; /* the measuring walk's dst */
+	if (size > sizeof(dummy))
+		abort(); /* a projection struct is a few hundred bytes */
+	memset(dummy, 0, size);
+	proj__pack_t k = { .base = NULL, .strings = 0, .arrays = 0 };
+	walk(&k, src, dummy);
+	size_t strings = k.strings, arrays = k.arrays;
+	size_t arrays_at = proj__align(size + strings);
+	char *block = xmalloc(arrays_at + arrays);
+	memcpy(block, src, size);
+	k = (proj__pack_t){ .base = block, .strings = size, .arrays = arrays_at };
+	walk(&k, src, block);
+	if (k.strings != size + strings || k.arrays != arrays_at + arrays)
+		abort(); /* the two walks must lay out the same bytes */
+	return block;
+}
+
+char *proj__pack_str(proj__pack_t *k, const char *s)
+{
+	if (s == NULL)
+		return NULL;
+	size_t len = strlen(s) + 1;
+	char *at = k->base ? memcpy(k->base + k->strings, s, len) : NULL;
+	k->strings += len;
+	return at;
+}
+
+void proj__pack_meta(proj__pack_t *k, const kube_object_meta_t *src, kube_object_meta_t *dst)
+{
+	size_t ns_len = src->namespace ? strlen(src->namespace) + 1 : 0; /* with the '/' */
+	size_t name_len = strlen(src->name) + 1;
+	if (k->base != NULL) {
+		char *key = k->base + k->strings;
+		if (ns_len > 0) {
+			memcpy(key, src->namespace, ns_len - 1);
+			key[ns_len - 1] = '/';
+		}
+		memcpy(key + ns_len, src->name, name_len);
+		dst->name = key + ns_len;
+	}
+	k->strings += ns_len + name_len;
+	dst->namespace = proj__pack_str(k, src->namespace);
+	dst->uid = proj__pack_str(k, src->uid);
+	dst->resource_version = proj__pack_str(k, src->resource_version);
+	dst->created = src->created;
+	dst->deleting = src->deleting;
+	dst->deleted = src->deleted;
+}
+
+void *proj__pack_array(proj__pack_t *k, size_t n, size_t elem)
+{
+	if (n == 0)
+		return NULL;
+	size_t bytes = proj__align(n * elem);
+	void *at = k->base ? memset(k->base + k->arrays, 0, bytes) : NULL;
+	k->arrays += bytes;
+	return at;
+}
+
+char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n)
+{
+	char **out = proj__pack_array(k, n, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		char *s = proj__pack_str(k, v[i]);
+		if (out != NULL)
+			out[i] = s;
+	}
+	return out;
+}
+
+projection_quantity_t *proj__pack_quantities(proj__pack_t *k, const projection_quantity_t *q, size_t n)
+{
+	projection_quantity_t *out = proj__pack_array(k, n, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		char *name = proj__pack_str(k, q[i].name);
+		if (out != NULL)
+			out[i] = (projection_quantity_t){ .name = name, .count = q[i].count };
+	}
+	return out;
 }

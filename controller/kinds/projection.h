@@ -312,6 +312,19 @@ void projection_free_event(projection_event_t *p);
 void projection_free_device_class(projection_device_class_t *p);
 
 /*
+ * Packing, for what a cache holds by the thousand: move the decoded *p into
+ * one heap block and leave *p zeroed. The block is the struct, immediately
+ * followed by the object's store key ("namespace/name", or the name of a
+ * cluster-scoped object; meta.name points into it after the '/'), then every
+ * other string and array the projection owns. Every field reads as it did in
+ * *p. Release it with free() alone, never with projection_free_*; its cost is
+ * malloc_usable_size() of the block. A chunk header and the rounding of each
+ * string to 16 bytes are saved per string, and the store borrows the key
+ * instead of copying it (store_kind_t.pack).
+ */
+projection_pod_t *projection_pack_pod(projection_pod_t *p);
+
+/*
  * Bytes a projection costs: sizeof the struct plus the usable size of every
  * allocation it owns (malloc_usable_size), so allocator rounding is counted.
  * The memory benchmark reports bytes per cached object with these.

@@ -116,4 +116,47 @@ size_t proj__size_quantities(const projection_quantity_t *q, size_t n);
 
 size_t proj__size_strings(char *const *v, size_t n);
 
+/*
+ * Packing a projection into one block (projection_pack_*): the struct, then
+ * its store key and every string it owns, then (8-aligned) its arrays. A
+ * pack function walks the projection twice with the same code: once to
+ * measure (base NULL: the proj__pack_* calls return NULL and only count),
+ * once to copy into a block of the measured size. Two cursors keep strings
+ * and arrays apart, so the only padding is the one alignment before the
+ * arrays.
+ */
+typedef struct {
+	char *base;       /* the block; NULL while measuring */
+	size_t strings;   /* next string byte, from the block's start */
+	size_t arrays;    /* next array byte, from the block's start */
+} proj__pack_t;
+
+/*
+ * Run walk(k, src, dst) to measure, allocate the block, run it again to copy,
+ * and return the block; the walk copies the struct's scalars itself. size is
+ * sizeof the struct. The block starts with the struct, followed by the key
+ * that the first proj__pack_meta() call of the walk writes.
+ */
+void *proj__pack(const void *src, size_t size,
+		 void (*walk)(proj__pack_t *k, const void *src, void *dst));
+
+/*
+ * The meta's strings, the store key first: "namespace/name" (or the name of
+ * a cluster-scoped object), with dst->name pointing into it after the '/'.
+ * Must be the walk's first string. Copies the scalars too.
+ */
+void proj__pack_meta(proj__pack_t *k, const kube_object_meta_t *src, kube_object_meta_t *dst);
+
+/* A copy of s in the block (NULL for NULL, and while measuring). */
+char *proj__pack_str(proj__pack_t *k, const char *s);
+
+/* Room for n elements of elem bytes, zeroed (NULL when n is 0, and while measuring). */
+void *proj__pack_array(proj__pack_t *k, size_t n, size_t elem);
+
+/* An array of n strings and the strings (NULL when n is 0, and while measuring). */
+char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n);
+
+/* An array of n quantities and their names (NULL when n is 0, and while measuring). */
+projection_quantity_t *proj__pack_quantities(proj__pack_t *k, const projection_quantity_t *q, size_t n);
+
 #endif

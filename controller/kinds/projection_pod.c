@@ -254,3 +254,24 @@ size_t projection_size_pod(const projection_pod_t *p)
 	       proj__size_quantities(p->requests, p->n_requests) + kube_object_usable(p->owner_kind) +
 	       kube_object_usable(p->owner_name);
 }
+
+static void proj__pod_pack_walk(proj__pack_t *k, const void *from, void *to)
+{
+	const projection_pod_t *src = from;
+	projection_pod_t *dst = to;
+	proj__pack_meta(k, &src->meta, &dst->meta);
+	dst->node_name = proj__pack_str(k, src->node_name);
+	dst->scheduled_reason = proj__pack_str(k, src->scheduled_reason);
+	dst->owner_kind = proj__pack_str(k, src->owner_kind);
+	dst->owner_name = proj__pack_str(k, src->owner_name);
+	dst->claims = proj__pack_strings(k, src->claims, src->n_claims);
+	dst->dra_resources = proj__pack_strings(k, src->dra_resources, src->n_dra_resources);
+	dst->requests = proj__pack_quantities(k, src->requests, src->n_requests);
+}
+
+projection_pod_t *projection_pack_pod(projection_pod_t *p)
+{
+	projection_pod_t *packed = proj__pack(p, sizeof(*p), proj__pod_pack_walk);
+	projection_free_pod(p);
+	return packed;
+}

@@ -1,5 +1,6 @@
 #include "store.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,17 @@ static char *store_key_of_json(const cJSON *obj)
 	return store_key(cJSON_IsString(ns) && ns->valuestring[0] ? ns->valuestring : NULL, name->valuestring);
 }
 
+/* A packed projection's key follows its struct (store_kind_t.pack). */
+static const char *store_packed_key(const store_t *s, const void *proj)
+{
+	return (const char *)proj + s->kind->size;
+}
+
 static void store_free_proj(const store_t *s, void *proj)
 {
 	if (proj != NULL && proj != STORE_KEEP) {
-		s->kind->release(proj);
+		if (s->kind->pack == NULL)
+			s->kind->release(proj);
 		free(proj);
 	}
 }
@@ -46,7 +54,13 @@ static void *store_decode(store_t *s, const cJSON *obj)
 {
 	char err[256];
 	void *proj = xcalloc(1, s->kind->size);
-	if (s->kind->decode(obj, proj, err, sizeof(err)) != 0) {
+	if (s->kind->decode(obj, proj, err, sizeof(err)) == 0) {
+		if (s->kind->pack != NULL) {
+			void *packed = s->kind->pack(proj);
+			free(proj);
+			proj = packed;
+		}
+	} else {
 		free(proj);
 		s->decode_errors++;
 		char *key = store_key_of_json(obj);
@@ -58,12 +72,22 @@ static void *store_decode(store_t *s, const cJSON *obj)
 	return proj;
 }
 
+/*
+ * With packed projections the map borrows each key from its projection:
+ * strmap_put() takes the new key pointer with the new value, so the old
+ * projection (and its key) can go once on_change has seen both.
+ */
 static void store_put(store_t *s, void *proj)
 {
-	const kube_object_meta_t *m = store_meta(proj);
-	char *key = store_key(m->namespace, m->name);
-	void *old = strmap_put(&s->map, key, proj);
-	free(key);
+	void *old;
+	if (s->kind->pack != NULL) {
+		old = strmap_put(&s->map, store_packed_key(s, proj), proj);
+	} else {
+		const kube_object_meta_t *m = store_meta(proj);
+		char *key = store_key(m->namespace, m->name);
+		old = strmap_put(&s->map, key, proj);
+		free(key);
+	}
 	if (s->on_change)
 		s->on_change(old, proj, s->data);
 	store_free_proj(s, old);
@@ -84,6 +108,7 @@ static void store_delete_key(store_t *s, const char *key)
 void store_init(store_t *s, const store_kind_t *kind, store_change_cb on_change, void *data)
 {
 	*s = (store_t){ .kind = kind, .map = STRMAP_INIT, .on_change = on_change, .data = data };
+	s->map.borrowed = kind->pack != NULL;
 }
 
 void store_free(store_t *s)
@@ -236,6 +261,11 @@ size_t store_bytes(const store_t *s)
 	size_t it = 0;
 	void *proj;
 	while (strmap_next(&s->map, &it, NULL, &proj))
-		n += s->kind->bytes(proj);
+		n += store_object_bytes(s, proj);
 	return n;
+}
+
+size_t store_object_bytes(const store_t *s, const void *proj)
+{
+	return s->kind->pack != NULL ? malloc_usable_size((void *)proj) : s->kind->bytes(proj);
 }

@@ -29,6 +29,15 @@ typedef struct {
 	int (*decode)(const cJSON *obj, void *out, char *err, size_t errlen);
 	void (*release)(void *proj); /* frees what the projection owns, not the struct */
 	size_t (*bytes)(const void *proj);
+	/*
+	 * NULL, or: move a decoded projection into one heap block and leave the
+	 * original zeroed (projection_pack_pod). The block is the struct,
+	 * immediately followed by the store key ("namespace/name", or the name
+	 * when cluster-scoped), then whatever else it owns. The store then holds
+	 * the packed blocks, borrows their keys for its map (no copy), frees them
+	 * with free() alone and counts them with malloc_usable_size().
+	 */
+	void *(*pack)(void *proj);
 } store_kind_t;
 
 /* old is NULL for an addition, new is NULL for a deletion. */
@@ -76,7 +85,9 @@ void store_replace(store_t *s, store_listing_t *l);
 const void *store_get(const store_t *s, const char *ns, const char *name);
 size_t store_size(const store_t *s);
 bool store_next(const store_t *s, size_t *it, const void **proj);
-/* Bytes held: projections, keys and table. */
+/* Bytes held: projections, keys and table (malloc_usable_size of each allocation). */
 size_t store_bytes(const store_t *s);
+/* Bytes one projection the store holds costs (packed or not), as store_bytes() counts it. */
+size_t store_object_bytes(const store_t *s, const void *proj);
 
 #endif

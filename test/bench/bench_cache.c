@@ -1038,7 +1038,7 @@ static void bench_cached(const store_t *s, bench_row_t *row)
 	row->cached_per_obj = store_size(s) ? (double)store_bytes(s) / (double)store_size(s) : 0;
 	row->largest_cached = 0;
 	while (store_next(s, &it, &proj)) {
-		size_t b = s->kind->bytes(proj);
+		size_t b = store_object_bytes(s, proj);
 		row->largest_cached = b > row->largest_cached ? b : row->largest_cached;
 	}
 }
