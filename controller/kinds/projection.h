@@ -118,16 +118,23 @@ typedef struct {
 	char *node_name;
 	/* status.phase: Succeeded and Failed pods no longer hold devices. */
 	projection_pod_phase_t phase;
-	/* Condition Ready is True: the SLO gate counts ready replicas. */
-	bool ready;
-	/* That condition's lastTransitionTime, unix seconds (0 when absent): time to ready. */
-	int64_t ready_time;
 	/*
 	 * Condition PodScheduled: a pod Pending with PodScheduled=False, reason
 	 * Unschedulable, since some time, is what a failed migration looks like.
 	 */
 	projection_condition_t scheduled;
-	char *scheduled_reason;     /* e.g. "Unschedulable"; NULL when absent */
+	/* Condition Ready is True: the SLO gate counts ready replicas. */
+	bool ready;
+	/*
+	 * spec.priority > 0 and spec.preemptionPolicy not Never (both set by
+	 * priority admission from the PriorityClass): the pod may preempt, which
+	 * the scheduler does for extended resources but not for DRA devices
+	 * (preflight's warning).
+	 */
+	bool preempts;
+	/* Ready's lastTransitionTime, unix seconds (0 when absent): time to ready. */
+	int64_t ready_time;
+	char *scheduled_reason;     /* PodScheduled's reason, e.g. "Unschedulable"; NULL when absent */
 	int64_t scheduled_time;     /* its lastTransitionTime, unix seconds; 0 when absent */
 	/*
 	 * Names of the ResourceClaims the pod uses: spec.resourceClaims[] that
@@ -154,16 +161,6 @@ typedef struct {
 	 */
 	projection_quantity_t *requests;
 	size_t n_requests;
-	/* Kind and name of the controller ownerReference (e.g. Job, train-1); NULL when none. */
-	char *owner_kind;
-	char *owner_name;
-	/*
-	 * spec.priority > 0 and spec.preemptionPolicy not Never (both set by
-	 * priority admission from the PriorityClass): the pod may preempt, which
-	 * the scheduler does for extended resources but not for DRA devices
-	 * (preflight's warning).
-	 */
-	bool preempts;
 } projection_pod_t;
 
 /* ---- ResourceClaim (resource.k8s.io/v1) ---- */

@@ -199,7 +199,6 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	if (json_decode_top(obj, &top, err, errlen) != 0)
 		return -1;
 	if (kube_object_decode_meta(&top, &out->meta) != 0 ||
-	    proj__owner(&top, NULL, &out->owner_kind, &out->owner_name) != 0 ||
 	    json_decode_obj(&top, "spec", false, &spec, spath, sizeof(spath)) != 0 ||
 	    json_decode_obj(&top, "status", false, &status, stpath, sizeof(stpath)) != 0 ||
 	    json_decode_dup(&spec, "nodeName", false, &out->node_name) != 0 ||
@@ -240,8 +239,6 @@ void projection_free_pod(projection_pod_t *p)
 	proj__free_strings(p->claims, p->n_claims);
 	proj__free_strings(p->dra_resources, p->n_dra_resources);
 	proj__free_quantities(p->requests, p->n_requests);
-	free(p->owner_kind);
-	free(p->owner_name);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -251,8 +248,7 @@ size_t projection_size_pod(const projection_pod_t *p)
 	return sizeof(*p) + kube_object_meta_size(&p->meta) + kube_object_usable(p->node_name) +
 	       kube_object_usable(p->scheduled_reason) + proj__size_strings(p->claims, p->n_claims) +
 	       proj__size_strings(p->dra_resources, p->n_dra_resources) +
-	       proj__size_quantities(p->requests, p->n_requests) + kube_object_usable(p->owner_kind) +
-	       kube_object_usable(p->owner_name);
+	       proj__size_quantities(p->requests, p->n_requests);
 }
 
 static void proj__pod_pack_walk(proj__pack_t *k, const void *from, void *to)
@@ -262,8 +258,6 @@ static void proj__pod_pack_walk(proj__pack_t *k, const void *from, void *to)
 	proj__pack_meta(k, &src->meta, &dst->meta);
 	dst->node_name = proj__pack_str(k, src->node_name);
 	dst->scheduled_reason = proj__pack_str(k, src->scheduled_reason);
-	dst->owner_kind = proj__pack_str(k, src->owner_kind);
-	dst->owner_name = proj__pack_str(k, src->owner_name);
 	dst->claims = proj__pack_strings(k, src->claims, src->n_claims);
 	dst->dra_resources = proj__pack_strings(k, src->dra_resources, src->n_dra_resources);
 	dst->requests = proj__pack_quantities(k, src->requests, src->n_requests);
