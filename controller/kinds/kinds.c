@@ -28,16 +28,29 @@
 		.pack = packer,                                                                    \
 	};
 
-/* Pods come by the thousand: the store keeps them packed, one block each (projection_pack_pod). */
+/*
+ * Pods and claims come by the thousand, nodes with many labels: the stores
+ * keep them packed, one block each (projection_pack_*).
+ */
 static void *kinds_pack_pod(void *proj)
 {
 	return projection_pack_pod(proj);
 }
 
-KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL, NULL)
+static void *kinds_pack_claim(void *proj)
+{
+	return projection_pack_claim(proj);
+}
+
+static void *kinds_pack_node(void *proj)
+{
+	return projection_pack_node(proj);
+}
+
+KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL, kinds_pack_node)
 KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod, NULL, kinds_pack_pod)
 KINDS_KIND(kinds_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
-	   projection_claim_t, claim, NULL, NULL)
+	   projection_claim_t, claim, NULL, kinds_pack_claim)
 KINDS_KIND(kinds_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
 	   projection_slice_t, slice, NULL, NULL)
 KINDS_KIND(kinds_device_classes, "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses",

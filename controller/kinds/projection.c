@@ -572,3 +572,15 @@ projection_quantity_t *proj__pack_quantities(proj__pack_t *k, const projection_q
 	}
 	return out;
 }
+
+projection_label_t *proj__pack_labels(proj__pack_t *k, const projection_label_t *l, size_t n)
+{
+	projection_label_t *out = proj__pack_array(k, n, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		char *key = proj__pack_str(k, l[i].key);
+		char *value = proj__pack_str(k, l[i].value);
+		if (out != NULL)
+			out[i] = (projection_label_t){ .key = key, .value = value };
+	}
+	return out;
+}

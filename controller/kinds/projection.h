@@ -320,6 +320,8 @@ void projection_free_device_class(projection_device_class_t *p);
  * instead of copying it (store_kind_t.pack).
  */
 projection_pod_t *projection_pack_pod(projection_pod_t *p);
+projection_claim_t *projection_pack_claim(projection_claim_t *p);
+projection_node_t *projection_pack_node(projection_node_t *p);
 
 /*
  * Bytes a projection costs: sizeof the struct plus the usable size of every

@@ -244,3 +244,43 @@ size_t projection_size_claim(const projection_claim_t *p)
 	}
 	return s;
 }
+
+static void proj__claim_pack_walk(proj__pack_t *k, const void *from, void *to)
+{
+	const projection_claim_t *src = from;
+	projection_claim_t *dst = to;
+	proj__pack_meta(k, &src->meta, &dst->meta);
+	dst->device_classes = proj__pack_strings(k, src->device_classes, src->n_device_classes);
+	dst->results = proj__pack_array(k, src->n_results, sizeof(*dst->results));
+	for (size_t i = 0; i < src->n_results; i++) {
+		const projection_device_result_t *r = &src->results[i];
+		projection_device_result_t packed = {
+			.request = proj__pack_str(k, r->request),
+			.driver = proj__pack_str(k, r->driver),
+			.pool = proj__pack_str(k, r->pool),
+			.device = proj__pack_str(k, r->device),
+		};
+		if (dst->results != NULL)
+			dst->results[i] = packed;
+	}
+	dst->node_name = proj__pack_str(k, src->node_name);
+	dst->reserved_for = proj__pack_array(k, src->n_reserved_for, sizeof(*dst->reserved_for));
+	for (size_t i = 0; i < src->n_reserved_for; i++) {
+		const projection_consumer_t *c = &src->reserved_for[i];
+		projection_consumer_t packed = {
+			.resource = proj__pack_str(k, c->resource),
+			.name = proj__pack_str(k, c->name),
+			.uid = proj__pack_str(k, c->uid),
+		};
+		if (dst->reserved_for != NULL)
+			dst->reserved_for[i] = packed;
+	}
+	dst->owner_pod = proj__pack_str(k, src->owner_pod);
+}
+
+projection_claim_t *projection_pack_claim(projection_claim_t *p)
+{
+	projection_claim_t *packed = proj__pack(p, sizeof(*p), proj__claim_pack_walk);
+	projection_free_claim(p);
+	return packed;
+}

@@ -159,4 +159,7 @@ char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n);
 /* An array of n quantities and their names (NULL when n is 0, and while measuring). */
 projection_quantity_t *proj__pack_quantities(proj__pack_t *k, const projection_quantity_t *q, size_t n);
 
+/* An array of n labels, keys and values (NULL when n is 0, and while measuring). */
+projection_label_t *proj__pack_labels(proj__pack_t *k, const projection_label_t *l, size_t n);
+
 #endif

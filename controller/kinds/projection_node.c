@@ -82,3 +82,21 @@ size_t projection_size_node(const projection_node_t *p)
 	       proj__size_quantities(p->allocatable, p->n_allocatable) +
 	       proj__size_quantities(p->capacity, p->n_capacity);
 }
+
+static void proj__node_pack_walk(proj__pack_t *k, const void *from, void *to)
+{
+	const projection_node_t *src = from;
+	projection_node_t *dst = to;
+	proj__pack_meta(k, &src->meta, &dst->meta);
+	dst->labels = proj__pack_labels(k, src->labels, src->n_labels);
+	dst->annotations = proj__pack_labels(k, src->annotations, src->n_annotations);
+	dst->allocatable = proj__pack_quantities(k, src->allocatable, src->n_allocatable);
+	dst->capacity = proj__pack_quantities(k, src->capacity, src->n_capacity);
+}
+
+projection_node_t *projection_pack_node(projection_node_t *p)
+{
+	projection_node_t *packed = proj__pack(p, sizeof(*p), proj__node_pack_walk);
+	projection_free_node(p);
+	return packed;
+}
