@@ -4,14 +4,17 @@
  * The input is tried as a watch event line, as a list page and as a bare
  * object, and every object that comes out is run through every decoder, so
  * each decoder also sees other kinds' objects. A decoder must either succeed
- * (the result is measured and freed) or fail with a one-line message and a
- * zeroed output; anything else aborts, and the sanitizers catch the rest.
+ * (the result is measured and freed; pods, claims and nodes are also packed
+ * the way the stores keep them, and the block freed) or fail with a one-line
+ * message and a zeroed output; anything else aborts, and the sanitizers catch
+ * the rest.
  * Seed it with test/unit/fixtures/objects (copied: libFuzzer writes into the
  * first corpus directory).
  *
  *   CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
  *   meson compile -C build-fuzz test/fuzz/fuzz_projection
  */
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +57,28 @@ static void decode_all(const cJSON *obj)
 		}                                                                                 \
 	} while (0)
 
+#define TRY_PACKED(kind, field)                                                                   \
+	do {                                                                                      \
+		memset(&u, 0xa5, sizeof(u));                                                      \
+		err[0] = '\0';                                                                    \
+		if (projection_decode_##kind(obj, &u.field, err, sizeof(err)) == 0) {             \
+			void *packed = projection_pack_##kind(&u.field);                          \
+			total += malloc_usable_size(packed);                                      \
+			free(packed);                                                             \
+		}                                                                                 \
+	} while (0)
+
 	TRY_DECODER(node, node);
+	TRY_PACKED(node, node);
 	TRY_DECODER(pod, pod);
+	TRY_PACKED(pod, pod);
 	TRY_DECODER(claim, claim);
+	TRY_PACKED(claim, claim);
 	TRY_DECODER(slice, slice);
 	TRY_DECODER(device_class, cls);
 	TRY_DECODER(event, event);
 #undef TRY_DECODER
+#undef TRY_PACKED
 	(void)total;
 }
 
