@@ -68,11 +68,9 @@ void *strmap_put(strmap_t *m, const char *key, void *value)
 	if (m->slots[i].key != NULL) {
 		void *old = m->slots[i].value;
 		m->slots[i].value = value;
-		if (m->borrowed)
-			m->slots[i].key = key; /* the old key may go with the old value */
 		return old;
 	}
-	m->slots[i] = (strmap_slot_t){ .key = m->borrowed ? key : xstrdup(key), .value = value };
+	m->slots[i] = (strmap_slot_t){ .key = xstrdup(key), .value = value };
 	m->len++;
 	return NULL;
 }
@@ -90,8 +88,7 @@ void *strmap_remove(strmap_t *m, const char *key)
 	if (m->slots[i].key == NULL)
 		return NULL;
 	void *value = m->slots[i].value;
-	if (!m->borrowed)
-		free((char *)m->slots[i].key);
+	free(m->slots[i].key);
 	m->slots[i].key = NULL;
 	m->len--;
 	size_t hole = i;
@@ -115,18 +112,15 @@ size_t strmap_size(const strmap_t *m)
 
 void strmap_clear(strmap_t *m, void (*free_value)(void *value))
 {
-	bool borrowed = m->borrowed;
 	for (size_t i = 0; i < m->cap; i++) {
 		if (m->slots[i].key == NULL)
 			continue;
 		if (free_value)
 			free_value(m->slots[i].value);
-		if (!borrowed)
-			free((char *)m->slots[i].key);
+		free(m->slots[i].key);
 	}
 	free(m->slots);
 	*m = (strmap_t)STRMAP_INIT;
-	m->borrowed = borrowed;
 }
 
 bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value)
@@ -147,10 +141,8 @@ bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value)
 size_t strmap_bytes(const strmap_t *m)
 {
 	size_t n = m->slots ? malloc_usable_size(m->slots) : 0;
-	if (m->borrowed)
-		return n;
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slots[i].key)
-			n += malloc_usable_size((char *)m->slots[i].key);
+			n += malloc_usable_size(m->slots[i].key);
 	return n;
 }

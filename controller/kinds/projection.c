@@ -23,10 +23,10 @@
  * length and each array exactly its final size: the per-object cost that
  * projection_size_* reports is what such a projection costs.
  *
- * The caches keep the kinds they hold by the thousand (pods) packed instead
- * (projection_pack_*, proj__pack below): one block holds the struct, its key
- * and every string and array, which saves a malloc chunk header and the
- * rounding to 16 bytes per string, and lets the store borrow the key.
+ * The caches keep the kinds they hold by the thousand packed instead
+ * (projection_pack_*, proj__pack below): one block holds the struct and
+ * every string and array, which saves a malloc chunk header and the rounding
+ * to 16 bytes per string.
  */
 #include "projection_decode.h"
 
@@ -521,19 +521,8 @@ char *proj__pack_str(proj__pack_t *k, const char *s)
 
 void proj__pack_meta(proj__pack_t *k, const kube_object_meta_t *src, kube_object_meta_t *dst)
 {
-	size_t ns_len = src->namespace ? strlen(src->namespace) + 1 : 0; /* with the '/' */
-	size_t name_len = strlen(src->name) + 1;
-	if (k->base != NULL) {
-		char *key = k->base + k->strings;
-		if (ns_len > 0) {
-			memcpy(key, src->namespace, ns_len - 1);
-			key[ns_len - 1] = '/';
-		}
-		memcpy(key + ns_len, src->name, name_len);
-		dst->name = key + ns_len;
-	}
-	k->strings += ns_len + name_len;
 	dst->namespace = proj__pack_str(k, src->namespace);
+	dst->name = proj__pack_str(k, src->name);
 	dst->uid = proj__pack_str(k, src->uid);
 	dst->resource_version = proj__pack_str(k, src->resource_version);
 	dst->created = src->created;

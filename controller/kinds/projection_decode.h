@@ -118,7 +118,7 @@ size_t proj__size_strings(char *const *v, size_t n);
 
 /*
  * Packing a projection into one block (projection_pack_*): the struct, then
- * its store key and every string it owns, then (8-aligned) its arrays. A
+ * every string it owns, then (8-aligned) its arrays. A
  * pack function walks the projection twice with the same code: once to
  * measure (base NULL: the proj__pack_* calls return NULL and only count),
  * once to copy into a block of the measured size. Two cursors keep strings
@@ -133,18 +133,13 @@ typedef struct {
 
 /*
  * Run walk(k, src, dst) to measure, allocate the block, run it again to copy,
- * and return the block; the walk copies the struct's scalars itself. size is
- * sizeof the struct. The block starts with the struct, followed by the key
- * that the first proj__pack_meta() call of the walk writes.
+ * and return the block. size is sizeof the struct, which is copied whole
+ * first, so the walk only sets the pointers.
  */
 void *proj__pack(const void *src, size_t size,
 		 void (*walk)(proj__pack_t *k, const void *src, void *dst));
 
-/*
- * The meta's strings, the store key first: "namespace/name" (or the name of
- * a cluster-scoped object), with dst->name pointing into it after the '/'.
- * Must be the walk's first string. Copies the scalars too.
- */
+/* The meta's strings (and its scalars). */
 void proj__pack_meta(proj__pack_t *k, const kube_object_meta_t *src, kube_object_meta_t *dst);
 
 /* A copy of s in the block (NULL for NULL, and while measuring). */

@@ -24,22 +24,140 @@ static char *store_key(const char *ns, const char *name)
 	return ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
 }
 
-/* The key of a raw object, for deletions and undecodable objects; NULL without a name. */
-static char *store_key_of_json(const cJSON *obj)
+/* The namespace (NULL when cluster-scoped or empty) and name of a raw object; false without a name. */
+static bool store_name_of_json(const cJSON *obj, const char **ns_out, const char **name_out)
 {
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(md, "namespace");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(md, "name");
 	if (!cJSON_IsString(name) || name->valuestring[0] == '\0')
-		return NULL;
-	return store_key(cJSON_IsString(ns) && ns->valuestring[0] ? ns->valuestring : NULL, name->valuestring);
+		return false;
+	*ns_out = cJSON_IsString(ns) && ns->valuestring[0] ? ns->valuestring : NULL;
+	*name_out = name->valuestring;
+	return true;
 }
 
-/* A packed projection's key follows its struct (store_kind_t.pack). */
-static const char *store_packed_key(const store_t *s, const void *proj)
+/* The key of a raw object, for undecodable objects in a listing; NULL without a name. */
+static char *store_key_of_json(const cJSON *obj)
 {
-	return (const char *)proj + s->kind->size;
+	const char *ns, *name;
+	return store_name_of_json(obj, &ns, &name) ? store_key(ns, name) : NULL;
 }
+
+/* ---- the index: projections by namespace and name ------------------------ */
+
+/*
+ * Open addressing with linear probing over pointers to the projections
+ * themselves: a projection's namespace and name are its key, so the index
+ * keeps no key of its own, and a slot is 8 bytes. The hash is that of
+ * "namespace/name" (FNV-1a), computed from the two strings; the load stays at
+ * most 3/4, and deletion shifts back (no tombstones), as in strmap.
+ */
+static uint64_t store_hash_str(uint64_t h, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		h ^= *p;
+		h *= 0x100000001b3u;
+	}
+	return h;
+}
+
+static size_t store_home(const store_t *s, const char *ns, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	if (ns != NULL) {
+		h = store_hash_str(h, ns);
+		h = store_hash_str(h, "/");
+	}
+	return (size_t)store_hash_str(h, name) & (s->cap - 1);
+}
+
+static size_t store_home_of(const store_t *s, const void *proj)
+{
+	return store_home(s, store_meta(proj)->namespace, store_meta(proj)->name);
+}
+
+static bool store_is(const void *proj, const char *ns, const char *name)
+{
+	const kube_object_meta_t *m = store_meta(proj);
+	if (strcmp(m->name, name) != 0)
+		return false;
+	return ns == NULL ? m->namespace == NULL : m->namespace != NULL && strcmp(m->namespace, ns) == 0;
+}
+
+/* The slot holding (ns, name), or the empty slot where it would go. cap must be > 0. */
+static size_t store_find(const store_t *s, const char *ns, const char *name)
+{
+	size_t mask = s->cap - 1;
+	size_t i = store_home(s, ns, name);
+	while (s->slots[i] != NULL && !store_is(s->slots[i], ns, name))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void store_grow(store_t *s)
+{
+	size_t old_cap = s->cap;
+	void **old = s->slots;
+	s->cap = old_cap ? old_cap * 2 : 16;
+	s->slots = xcalloc(s->cap, sizeof(*s->slots));
+	for (size_t i = 0; i < old_cap; i++) {
+		if (old[i] == NULL)
+			continue;
+		size_t j = store_home_of(s, old[i]);
+		while (s->slots[j] != NULL)
+			j = (j + 1) & (s->cap - 1);
+		s->slots[j] = old[i];
+	}
+	free(old);
+}
+
+/* Insert or replace proj under its own namespace and name; returns the projection it replaced. */
+static void *store_index_put(store_t *s, void *proj)
+{
+	if ((s->len + 1) * 4 > s->cap * 3)
+		store_grow(s);
+	const kube_object_meta_t *m = store_meta(proj);
+	size_t i = store_find(s, m->namespace, m->name);
+	void *old = s->slots[i];
+	s->slots[i] = proj;
+	if (old == NULL)
+		s->len++;
+	return old;
+}
+
+/* Take (ns, name) out of the index; returns its projection, or NULL. */
+static void *store_index_remove(store_t *s, const char *ns, const char *name)
+{
+	if (s->len == 0)
+		return NULL;
+	size_t mask = s->cap - 1;
+	size_t i = store_find(s, ns, name);
+	void *proj = s->slots[i];
+	if (proj == NULL)
+		return NULL;
+	s->slots[i] = NULL;
+	s->len--;
+	size_t hole = i;
+	for (size_t j = (i + 1) & mask; s->slots[j] != NULL; j = (j + 1) & mask) {
+		size_t home = store_home_of(s, s->slots[j]);
+		/* j may move into the hole when home is not cyclically in (hole, j]. */
+		bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+		if (!stays) {
+			s->slots[hole] = s->slots[j];
+			s->slots[j] = NULL;
+			hole = j;
+		}
+	}
+	return proj;
+}
+
+static void *store_index_get(const store_t *s, const char *ns, const char *name)
+{
+	return s->len > 0 ? s->slots[store_find(s, ns, name)] : NULL;
+}
+
+/* ---- projections --------------------------------------------------------- */
 
 static void store_free_proj(const store_t *s, void *proj)
 {
@@ -72,30 +190,18 @@ static void *store_decode(store_t *s, const cJSON *obj)
 	return proj;
 }
 
-/*
- * With packed projections the map borrows each key from its projection:
- * strmap_put() takes the new key pointer with the new value, so the old
- * projection (and its key) can go once on_change has seen both.
- */
 static void store_put(store_t *s, void *proj)
 {
-	void *old;
-	if (s->kind->pack != NULL) {
-		old = strmap_put(&s->map, store_packed_key(s, proj), proj);
-	} else {
-		const kube_object_meta_t *m = store_meta(proj);
-		char *key = store_key(m->namespace, m->name);
-		old = strmap_put(&s->map, key, proj);
-		free(key);
-	}
+	void *old = store_index_put(s, proj);
 	if (s->on_change)
 		s->on_change(old, proj, s->data);
 	store_free_proj(s, old);
 }
 
-static void store_delete_key(store_t *s, const char *key)
+/* ns and name may point into the projection deleted: they are read before it goes. */
+static void store_delete(store_t *s, const char *ns, const char *name)
 {
-	void *old = strmap_remove(&s->map, key);
+	void *old = store_index_remove(s, ns, name);
 	if (old == NULL)
 		return;
 	if (s->on_change)
@@ -107,17 +213,16 @@ static void store_delete_key(store_t *s, const char *key)
 
 void store_init(store_t *s, const store_kind_t *kind, store_change_cb on_change, void *data)
 {
-	*s = (store_t){ .kind = kind, .map = STRMAP_INIT, .on_change = on_change, .data = data };
-	s->map.borrowed = kind->pack != NULL;
+	*s = (store_t){ .kind = kind, .on_change = on_change, .data = data };
 }
 
 void store_free(store_t *s)
 {
-	size_t it = 0;
-	void *proj;
-	while (strmap_next(&s->map, &it, NULL, &proj))
-		store_free_proj(s, proj);
-	strmap_clear(&s->map, NULL);
+	for (size_t i = 0; i < s->cap; i++)
+		store_free_proj(s, s->slots[i]);
+	free(s->slots);
+	s->slots = NULL;
+	s->cap = s->len = 0;
 }
 
 store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char **rv)
@@ -140,10 +245,9 @@ store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char *
 		break;
 	}
 	case KUBE_OBJECT_EVENT_DELETED: {
-		char *key = store_key_of_json(ev.object);
-		if (key) {
-			store_delete_key(s, key);
-			free(key);
+		const char *ns, *name;
+		if (store_name_of_json(ev.object, &ns, &name)) {
+			store_delete(s, ns, name);
 		} else {
 			s->decode_errors++;
 			log_error("deletion event without a name; listing again", "resource", s->kind->resource);
@@ -205,26 +309,31 @@ void store_listing_discard(store_t *s, store_listing_t *l)
 
 void store_replace(store_t *s, store_listing_t *l)
 {
-	size_t it = 0, ngone = 0;
-	const char *key;
-	void *proj;
-	char **gone = xcalloc(strmap_size(&s->map) + 1, sizeof(char *));
-	while (strmap_next(&s->map, &it, &key, NULL))
+	/* What the list no longer holds was deleted while nobody watched. */
+	size_t ngone = 0;
+	void **gone = xcalloc(s->len + 1, sizeof(*gone));
+	for (size_t i = 0; i < s->cap; i++) {
+		if (s->slots[i] == NULL)
+			continue;
+		const kube_object_meta_t *m = store_meta(s->slots[i]);
+		char *key = store_key(m->namespace, m->name);
 		if (strmap_get(&l->items, key) == NULL)
-			gone[ngone++] = xstrdup(key);
-	for (size_t i = 0; i < ngone; i++) {
-		store_delete_key(s, gone[i]);
-		free(gone[i]);
+			gone[ngone++] = s->slots[i];
+		free(key);
 	}
+	for (size_t i = 0; i < ngone; i++)
+		store_delete(s, store_meta(gone[i])->namespace, store_meta(gone[i])->name);
 	free(gone);
 
-	it = 0;
-	while (strmap_next(&l->items, &it, &key, &proj)) {
+	size_t it = 0;
+	void *proj;
+	while (strmap_next(&l->items, &it, NULL, &proj)) {
 		if (proj == STORE_KEEP)
 			continue;
-		const kube_object_meta_t *old = strmap_get(&s->map, key);
+		const kube_object_meta_t *m = store_meta(proj);
+		const kube_object_meta_t *old = store_index_get(s, m->namespace, m->name);
 		const char *old_rv = old && old->resource_version ? old->resource_version : NULL;
-		const char *new_rv = store_meta(proj)->resource_version;
+		const char *new_rv = m->resource_version;
 		if (old_rv && new_rv && strcmp(old_rv, new_rv) == 0)
 			store_free_proj(s, proj);
 		else
@@ -235,33 +344,32 @@ void store_replace(store_t *s, store_listing_t *l)
 
 const void *store_get(const store_t *s, const char *ns, const char *name)
 {
-	char *key = store_key(ns, name);
-	const void *proj = strmap_get(&s->map, key);
-	free(key);
-	return proj;
+	return store_index_get(s, ns, name);
 }
 
 size_t store_size(const store_t *s)
 {
-	return strmap_size(&s->map);
+	return s->len;
 }
 
 bool store_next(const store_t *s, size_t *it, const void **proj)
 {
-	void *v;
-	if (!strmap_next(&s->map, it, NULL, &v))
-		return false;
-	*proj = v;
-	return true;
+	while (*it < s->cap) {
+		void *p = s->slots[(*it)++];
+		if (p != NULL) {
+			*proj = p;
+			return true;
+		}
+	}
+	return false;
 }
 
 size_t store_bytes(const store_t *s)
 {
-	size_t n = strmap_bytes(&s->map);
-	size_t it = 0;
-	void *proj;
-	while (strmap_next(&s->map, &it, NULL, &proj))
-		n += store_object_bytes(s, proj);
+	size_t n = s->slots ? malloc_usable_size(s->slots) : 0;
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->slots[i] != NULL)
+			n += store_object_bytes(s, s->slots[i]);
 	return n;
 }
 

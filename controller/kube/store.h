@@ -30,12 +30,10 @@ typedef struct {
 	void (*release)(void *proj); /* frees what the projection owns, not the struct */
 	size_t (*bytes)(const void *proj);
 	/*
-	 * NULL, or: move a decoded projection into one heap block and leave the
-	 * original zeroed (projection_pack_pod). The block is the struct,
-	 * immediately followed by the store key ("namespace/name", or the name
-	 * when cluster-scoped), then whatever else it owns. The store then holds
-	 * the packed blocks, borrows their keys for its map (no copy), frees them
-	 * with free() alone and counts them with malloc_usable_size().
+	 * NULL, or: move a decoded projection into one heap block (the struct
+	 * first, then every string and array it owns) and leave the original
+	 * zeroed (projection_pack_pod). The store then holds the packed blocks,
+	 * frees them with free() alone and counts them with malloc_usable_size().
 	 */
 	void *(*pack)(void *proj);
 } store_kind_t;
@@ -43,9 +41,16 @@ typedef struct {
 /* old is NULL for an addition, new is NULL for a deletion. */
 typedef void (*store_change_cb)(const void *old, const void *new, void *data);
 
+/*
+ * The projections are found by their own namespace and name: the index is
+ * a table of pointers to them (open addressing, load at most 3/4), with no
+ * key strings of its own. A cached object costs its projection and 11 to
+ * 21 bytes of table.
+ */
 typedef struct {
 	const store_kind_t *kind;
-	strmap_t map;
+	void **slots; /* NULL: empty; cap is a power of two, or 0 */
+	size_t cap, len;
 	store_change_cb on_change;
 	void *data;
 	uint64_t events;        /* watch events applied */
@@ -85,7 +90,7 @@ void store_replace(store_t *s, store_listing_t *l);
 const void *store_get(const store_t *s, const char *ns, const char *name);
 size_t store_size(const store_t *s);
 bool store_next(const store_t *s, size_t *it, const void **proj);
-/* Bytes held: projections, keys and table (malloc_usable_size of each allocation). */
+/* Bytes held: projections and table (malloc_usable_size of each allocation). */
 size_t store_bytes(const store_t *s);
 /* Bytes one projection the store holds costs (packed or not), as store_bytes() counts it. */
 size_t store_object_bytes(const store_t *s, const void *proj);

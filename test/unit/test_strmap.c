@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,77 +103,12 @@ static void test_clear_frees_every_value(void **state)
 	assert_int_equal(strmap_size(&m), 0);
 }
 
-/*
- * A map with borrowed keys keeps the caller's pointers and, on a replace,
- * the new one: a value that carries its own key can be freed once replaced
- * or removed (ASan and valgrind would see a stale key read).
- */
-typedef struct {
-	char key[16];
-	int n;
-} keyed_t;
-
-static keyed_t *keyed(const char *key, int n)
-{
-	keyed_t *v = calloc(1, sizeof(*v));
-	assert_non_null(v);
-	snprintf(v->key, sizeof(v->key), "%s", key);
-	v->n = n;
-	return v;
-}
-
-static void test_borrowed_keys_follow_their_values(void **state)
-{
-	(void)state;
-	strmap_t m = STRMAP_INIT_BORROWED;
-	char name[16];
-	for (int i = 0; i < 100; i++) {
-		snprintf(name, sizeof(name), "k%d", i);
-		keyed_t *v = keyed(name, i);
-		assert_null(strmap_put(&m, v->key, v));
-	}
-	const char *key;
-	void *value;
-	size_t it = 0;
-	while (strmap_next(&m, &it, &key, &value))
-		assert_ptr_equal(key, ((keyed_t *)value)->key); /* not a copy */
-	/* No key copies are counted: only the table. */
-	assert_int_equal(strmap_bytes(&m), malloc_usable_size(m.slots));
-	for (int i = 0; i < 100; i++) {
-		snprintf(name, sizeof(name), "k%d", i);
-		keyed_t *v = keyed(name, 1000 + i);
-		keyed_t *old = strmap_put(&m, v->key, v);
-		assert_non_null(old);
-		assert_int_equal(old->n, i);
-		free(old); /* the map must now hold v->key, not old->key */
-	}
-	for (int i = 0; i < 100; i += 2) {
-		snprintf(name, sizeof(name), "k%d", i);
-		keyed_t *v = strmap_remove(&m, name);
-		assert_non_null(v);
-		assert_int_equal(v->n, 1000 + i);
-		free(v);
-	}
-	for (int i = 0; i < 100; i++) {
-		snprintf(name, sizeof(name), "k%d", i);
-		keyed_t *v = strmap_get(&m, name);
-		if (i % 2 == 0)
-			assert_null(v);
-		else
-			assert_int_equal(v->n, 1000 + i);
-	}
-	strmap_clear(&m, free);
-	assert_true(m.borrowed); /* a cleared map stays what it was */
-	assert_int_equal(strmap_size(&m), 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_get_replace_remove),
 		cmocka_unit_test(test_churn_matches_reference),
 		cmocka_unit_test(test_clear_frees_every_value),
-		cmocka_unit_test(test_borrowed_keys_follow_their_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
