@@ -537,9 +537,7 @@ static void ph_pod_view(const projection_pod_t *pod, history_pod_view_t *v)
 	v->ready = pod->ready;
 	v->succeeded = pod->phase == PROJECTION_POD_SUCCEEDED;
 	v->gone = pod->meta.deleting || pod->phase == PROJECTION_POD_FAILED;
-	v->unschedulable = pod->phase == PROJECTION_POD_PENDING && !pod->meta.deleting &&
-			   pod->scheduled == PROJECTION_CONDITION_FALSE && pod->scheduled_reason != NULL &&
-			   strcmp(pod->scheduled_reason, "Unschedulable") == 0;
+	v->unschedulable = pod->phase == PROJECTION_POD_PENDING && !pod->meta.deleting && pod->unschedulable;
 }
 
 void plan_history_pod(plan_history_t *h, const char *plan, const char *pool, history_path_t path,

@@ -387,9 +387,7 @@ void slo_tracker_observe_pod(slo_tracker_t *t, const projection_pod_t *pod, int6
 	if (pod->n_claims == 0)
 		return;
 	slo_tracker_pod_state_t state = slo_tracker_pod_state(pod);
-	bool unschedulable = pod->phase == PROJECTION_POD_PENDING && !pod->meta.deleting &&
-			     pod->scheduled == PROJECTION_CONDITION_FALSE && pod->scheduled_reason != NULL &&
-			     strcmp(pod->scheduled_reason, "Unschedulable") == 0;
+	bool unschedulable = pod->phase == PROJECTION_POD_PENDING && !pod->meta.deleting && pod->unschedulable;
 	for (size_t i = 0; i < pod->n_claims; i++) {
 		char buf[320], *heap;
 		const char *key = slo_tracker_key(buf, sizeof(buf), pod->meta.namespace, pod->claims[i], &heap);

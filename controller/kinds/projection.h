@@ -119,10 +119,7 @@ typedef struct {
 	char *node_name;
 	/* status.phase: Succeeded and Failed pods no longer hold devices. */
 	projection_pod_phase_t phase;
-	/*
-	 * Condition PodScheduled: a pod Pending with PodScheduled=False, reason
-	 * Unschedulable, since some time, is what a failed migration looks like.
-	 */
+	/* Condition PodScheduled. */
 	projection_condition_t scheduled;
 	/* Condition Ready is True: the SLO gate counts ready replicas. */
 	bool ready;
@@ -133,10 +130,15 @@ typedef struct {
 	 * (preflight's warning).
 	 */
 	bool preempts;
+	/*
+	 * PodScheduled is False with reason Unschedulable: the scheduler found no
+	 * fit. A pod Pending so since some time is what a failed migration looks
+	 * like. (The reason itself is not kept; nothing else reads it.)
+	 */
+	bool unschedulable;
 	/* Ready's lastTransitionTime, unix seconds (0 when absent): time to ready. */
 	int64_t ready_time;
-	char *scheduled_reason;     /* PodScheduled's reason, e.g. "Unschedulable"; NULL when absent */
-	int64_t scheduled_time;     /* its lastTransitionTime, unix seconds; 0 when absent */
+	int64_t scheduled_time;     /* PodScheduled's lastTransitionTime, unix seconds; 0 when absent */
 	/*
 	 * Names of the ResourceClaims the pod uses: spec.resourceClaims[] that
 	 * name a claim, status.resourceClaimStatuses[] (claims generated from

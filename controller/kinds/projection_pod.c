@@ -192,7 +192,7 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	char spath[JSON_DECODE_PATH_MAX], stpath[JSON_DECODE_PATH_MAX];
 	char condpath[JSON_DECODE_PATH_MAX];
 	json_decode_scope_t top, spec, status, cond;
-	const char *phase, *preemption;
+	const char *phase, *preemption, *reason;
 	int64_t priority;
 	projection_condition_t ready;
 	memset(out, 0, sizeof(*out));
@@ -219,9 +219,11 @@ int projection_decode_pod(const cJSON *obj, projection_pod_t *out, char *err, si
 	out->ready = ready == PROJECTION_CONDITION_TRUE;
 	if (proj__condition(&status, "PodScheduled", &cond, condpath, sizeof(condpath),
 			    &out->scheduled) != 0 ||
-	    json_decode_dup(&cond, "reason", false, &out->scheduled_reason) != 0 ||
+	    json_decode_str(&cond, "reason", false, &reason) != 0 ||
 	    json_decode_time(&cond, "lastTransitionTime", &out->scheduled_time, NULL) != 0)
 		goto fail;
+	out->unschedulable = out->scheduled == PROJECTION_CONDITION_FALSE && reason != NULL &&
+			     strcmp(reason, "Unschedulable") == 0;
 
 	if (proj__pod_claims(&spec, &status, out) != 0 || proj__pod_requests(&spec, out) != 0)
 		goto fail;
@@ -235,7 +237,6 @@ void projection_free_pod(projection_pod_t *p)
 {
 	kube_object_meta_free(&p->meta);
 	free(p->node_name);
-	free(p->scheduled_reason);
 	proj__free_strings(p->claims, p->n_claims);
 	proj__free_strings(p->dra_resources, p->n_dra_resources);
 	proj__free_quantities(p->requests, p->n_requests);
@@ -246,7 +247,7 @@ void projection_free_pod(projection_pod_t *p)
 size_t projection_size_pod(const projection_pod_t *p)
 {
 	return sizeof(*p) + kube_object_meta_size(&p->meta) + kube_object_usable(p->node_name) +
-	       kube_object_usable(p->scheduled_reason) + proj__size_strings(p->claims, p->n_claims) +
+	       proj__size_strings(p->claims, p->n_claims) +
 	       proj__size_strings(p->dra_resources, p->n_dra_resources) +
 	       proj__size_quantities(p->requests, p->n_requests);
 }
@@ -257,7 +258,6 @@ static void proj__pod_pack_walk(proj__pack_t *k, const void *from, void *to)
 	projection_pod_t *dst = to;
 	proj__pack_meta(k, &src->meta, &dst->meta);
 	dst->node_name = proj__pack_str(k, src->node_name);
-	dst->scheduled_reason = proj__pack_str(k, src->scheduled_reason);
 	dst->claims = proj__pack_strings(k, src->claims, src->n_claims);
 	dst->dra_resources = proj__pack_strings(k, src->dra_resources, src->n_dra_resources);
 	dst->requests = proj__pack_quantities(k, src->requests, src->n_requests);

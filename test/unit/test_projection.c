@@ -164,7 +164,7 @@ static void test_pod_gpu_fixture(void **state)
 	assert_true(p.ready);
 	assert_int_equal(p.ready_time, 1741944451); /* 2025-03-14T09:27:31Z */
 	assert_int_equal(p.scheduled, PROJECTION_CONDITION_TRUE);
-	assert_null(p.scheduled_reason);
+	assert_false(p.unschedulable);
 	assert_int_equal(p.scheduled_time, 1741944414);
 
 	/* The claim the scheduler created when it served example.com/gpu through DRA. */
@@ -235,7 +235,7 @@ static void test_pod_claim_template_fixture(void **state)
 	assert_int_equal(p.ready_time, 0);
 	/* What a pod stuck on DRA allocation looks like. */
 	assert_int_equal(p.scheduled, PROJECTION_CONDITION_FALSE);
-	assert_string_equal(p.scheduled_reason, "Unschedulable");
+	assert_true(p.unschedulable);
 	assert_int_equal(p.scheduled_time, 1741950001);
 	/* The named claim from the spec, then the one generated from the template. */
 	assert_int_equal(p.n_claims, 2);
@@ -547,6 +547,38 @@ static void test_pod_preempts(void **state)
 	char err[256];
 	cJSON *obj = fixture_quoted_json("{'metadata':{'name':'p'},'spec':{'priority':'high'}}");
 	assert_int_not_equal(projection_decode_pod(obj, &(projection_pod_t){ 0 }, err, sizeof(err)), 0);
+	cJSON_Delete(obj);
+}
+
+/* Only PodScheduled False with reason Unschedulable means the scheduler found no fit. */
+static void test_pod_unschedulable(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *condition;
+		bool want;
+	} rows[] = {
+		{ "{'type':'PodScheduled','status':'False','reason':'Unschedulable'}", true },
+		{ "{'type':'PodScheduled','status':'False','reason':'SchedulerError'}", false },
+		{ "{'type':'PodScheduled','status':'False'}", false },
+		{ "{'type':'PodScheduled','status':'True','reason':'Unschedulable'}", false },
+		{ "{'type':'Ready','status':'False','reason':'Unschedulable'}", false },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char json[256];
+		snprintf(json, sizeof(json), "{'metadata':{'name':'p'},'status':{'conditions':[%s]}}",
+			 rows[i].condition);
+		projection_pod_t p;
+		decode_pod_ok(json, &p);
+		if (p.unschedulable != rows[i].want)
+			fail_msg("%s: unschedulable %d", rows[i].condition, p.unschedulable);
+		projection_free_pod(&p);
+	}
+	char err[256];
+	cJSON *obj = fixture_quoted_json(
+		"{'metadata':{'name':'p'},'status':{'conditions':[{'type':'PodScheduled','status':'False','reason':7}]}}");
+	assert_int_not_equal(projection_decode_pod(obj, &(projection_pod_t){ 0 }, err, sizeof(err)), 0);
+	assert_string_equal(err, "status.conditions[0].reason: not a string");
 	cJSON_Delete(obj);
 }
 
@@ -1132,6 +1164,7 @@ int main(void)
 		cmocka_unit_test(test_device_class_fixture),
 		cmocka_unit_test(test_pod_requests_init_containers),
 		cmocka_unit_test(test_pod_preempts),
+		cmocka_unit_test(test_pod_unschedulable),
 		cmocka_unit_test(test_pod_requests_which_resources),
 		cmocka_unit_test(test_pod_claims_deduplicated),
 		cmocka_unit_test(test_quantity_forms),

@@ -78,7 +78,7 @@ static void make_pod(pod_t *b, const char *claim, int64_t created_ms, pod_is_t i
 	case POD_UNSCHEDULABLE:
 		b->p.phase = PROJECTION_POD_PENDING;
 		b->p.scheduled = PROJECTION_CONDITION_FALSE;
-		b->p.scheduled_reason = "Unschedulable";
+		b->p.unschedulable = true;
 		break;
 	case POD_PENDING:
 		b->p.phase = PROJECTION_POD_PENDING;
@@ -302,7 +302,7 @@ static void test_unallocatable_pending_pod(void **state)
 	assert_false(only_sample(t, NOW - MIN).unallocatable);
 	pod_t p;
 	make_pod(&p, "u", NOW, POD_UNSCHEDULABLE);
-	p.p.scheduled_reason = "SchedulerError"; /* not the reason that means no fit */
+	p.p.unschedulable = false; /* PodScheduled False for another reason (SchedulerError): not "no fit" */
 	slo_tracker_observe_pod(t, &p.p, NOW + 2 * SEC);
 	assert_false(only_sample(t, NOW - MIN).unallocatable);
 	see_pod(t, "u", NOW, POD_UNSCHEDULABLE, NOW + 3 * SEC);
