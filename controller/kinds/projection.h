@@ -136,6 +136,13 @@ typedef struct {
 	 * like. (The reason itself is not kept; nothing else reads it.)
 	 */
 	bool unschedulable;
+	/*
+	 * The lengths of claims, dra_resources and requests (below). 32 bits,
+	 * and here beside the other small fields, as the pod is the kind cached
+	 * by the tens of thousands: a pod's JSON (the API server's limit is a few
+	 * MiB) cannot list more, and the decoder refuses a pod that would.
+	 */
+	uint32_t n_claims, n_dra_resources, n_requests;
 	/* Ready's lastTransitionTime, unix seconds (0 when absent): time to ready. */
 	int64_t ready_time;
 	int64_t scheduled_time;     /* PodScheduled's lastTransitionTime, unix seconds; 0 when absent */
@@ -147,7 +154,6 @@ typedef struct {
 	 * in that order. A node may lose its driver only when no pod on it holds claims.
 	 */
 	char **claims;
-	size_t n_claims;
 	/*
 	 * The extended resources the scheduler served through DRA, in a claim it
 	 * made for the pod (status.extendedResourceClaimStatus.requestMappings[]
@@ -155,7 +161,6 @@ typedef struct {
 	 * resources come from the device plugin.
 	 */
 	char **dra_resources;
-	size_t n_dra_resources;
 	/*
 	 * Effective extended-resource requests, as the scheduler computes them:
 	 * per resource, max(sum over containers and sidecars, each init
@@ -163,7 +168,6 @@ typedef struct {
 	 * domains; only counts > 0. Which pods a device-plugin node still serves.
 	 */
 	projection_quantity_t *requests;
-	size_t n_requests;
 } projection_pod_t;
 
 /* ---- ResourceClaim (resource.k8s.io/v1) ---- */

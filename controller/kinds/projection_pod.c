@@ -1,6 +1,7 @@
 /* The Pod projection: its decoder, free and size; see projection.h. */
 #include "projection_decode.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,15 @@ static int proj__pod_requests(const json_decode_scope_t *spec, projection_pod_t 
 		proj__qset_max(&w.init_max, &w.step);
 	}
 	proj__qset_max(&w.total, &w.init_max);
-	proj__qset_copy(&w.total, true, &out->requests, &out->n_requests);
+	size_t n = 0;
+	for (size_t r = 0; r < w.total.names.n; r++)
+		n += w.total.count[r] > 0;
+	if (n > UINT32_MAX) {
+		json_decode_fail(spec, "containers", "more than %" PRIu32 " extended resources", UINT32_MAX);
+		goto done;
+	}
+	proj__qset_copy(&w.total, true, &out->requests, &n);
+	out->n_requests = (uint32_t)n;
 	rc = 0;
 done:
 	proj__qset_free(&w.total);
@@ -176,8 +185,16 @@ static int proj__pod_claims(const json_decode_scope_t *spec, const json_decode_s
 		    proj__names_add_member(&e, "resourceName", &dra) != 0)
 			goto fail;
 	}
-	proj__names_copy(&set, &out->claims, &out->n_claims);
-	proj__names_copy(&dra, &out->dra_resources, &out->n_dra_resources);
+	if (set.n > UINT32_MAX || dra.n > UINT32_MAX) {
+		json_decode_fail(spec, "resourceClaims", "more than %" PRIu32 " claims", UINT32_MAX);
+		goto fail;
+	}
+	size_t n = 0;
+	proj__names_copy(&set, &out->claims, &n);
+	out->n_claims = (uint32_t)n;
+	n = 0;
+	proj__names_copy(&dra, &out->dra_resources, &n);
+	out->n_dra_resources = (uint32_t)n;
 	proj__names_free(&set);
 	proj__names_free(&dra);
 	return 0;
