@@ -81,7 +81,7 @@ static void manager_metrics_init(manager_t *m)
 	m->m_cache_objects = metrics_gauge_new(m->metrics, "drashift_cache_objects", "Objects held in a cache.",
 					       "resource", NULL);
 	m->m_cache_bytes = metrics_gauge_new(m->metrics, "drashift_cache_bytes",
-					     "Bytes held by a cache: projections, keys and tables.", "resource", NULL);
+					     "Bytes held by a cache: projections, tables and shared strings.", "resource", NULL);
 	m->m_cache_synced = metrics_gauge_new(m->metrics, "drashift_cache_synced",
 					      "1 once a cache has completed its first LIST.", "resource", NULL);
 	m->m_leader = metrics_gauge_new(m->metrics, "drashift_leader",

@@ -79,14 +79,9 @@ void *strmap_put(strmap_t *m, const char *key, void *value)
  * Backward-shift deletion: move later members of the probe run into the hole
  * when their home slot allows it, so lookups never need tombstones.
  */
-void *strmap_remove(strmap_t *m, const char *key)
+static void *strmap_remove_slot(strmap_t *m, size_t i)
 {
-	if (m->len == 0)
-		return NULL;
 	size_t mask = m->cap - 1;
-	size_t i = strmap_find(m, key);
-	if (m->slots[i].key == NULL)
-		return NULL;
 	void *value = m->slots[i].value;
 	free(m->slots[i].key);
 	m->slots[i].key = NULL;
@@ -103,6 +98,14 @@ void *strmap_remove(strmap_t *m, const char *key)
 		}
 	}
 	return value;
+}
+
+void *strmap_remove(strmap_t *m, const char *key)
+{
+	if (m->len == 0)
+		return NULL;
+	size_t i = strmap_find(m, key);
+	return m->slots[i].key != NULL ? strmap_remove_slot(m, i) : NULL;
 }
 
 size_t strmap_size(const strmap_t *m)
@@ -145,4 +148,31 @@ size_t strmap_bytes(const strmap_t *m)
 		if (m->slots[i].key)
 			n += malloc_usable_size(m->slots[i].key);
 	return n;
+}
+
+const char *strmap_intern(strmap_t *m, const char *s)
+{
+	if ((m->len + 1) * 4 > m->cap * 3)
+		strmap_grow(m);
+	size_t i = strmap_find(m, s);
+	if (m->slots[i].key == NULL) {
+		m->slots[i] = (strmap_slot_t){ .key = xstrdup(s), .value = NULL };
+		m->len++;
+	}
+	m->slots[i].value = (void *)((uintptr_t)m->slots[i].value + 1);
+	return m->slots[i].key;
+}
+
+void strmap_unintern(strmap_t *m, const char *s)
+{
+	if (m->len == 0)
+		return;
+	size_t i = strmap_find(m, s);
+	if (m->slots[i].key == NULL)
+		return;
+	uintptr_t refs = (uintptr_t)m->slots[i].value;
+	if (refs > 1)
+		m->slots[i].value = (void *)(refs - 1);
+	else
+		strmap_remove_slot(m, i); /* s may be the copy it frees: not read again */
 }

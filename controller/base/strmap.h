@@ -44,6 +44,17 @@ void strmap_clear(strmap_t *m, void (*free_value)(void *value));
  */
 bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value);
 
+/*
+ * A map used as a pool of shared strings (as the stores use one for strings
+ * that thousands of cached objects repeat: namespaces, node names, resource
+ * names): strmap_intern returns the map's own copy of s, and counts a
+ * reference to it in its value; strmap_unintern drops one (s may be that
+ * copy) and frees the copy with the last. Use such a map only through these
+ * two and strmap_size, strmap_bytes and strmap_clear.
+ */
+const char *strmap_intern(strmap_t *m, const char *s);
+void strmap_unintern(strmap_t *m, const char *s);
+
 /* Bytes the table itself owns (slots and key copies), for memory accounting. */
 size_t strmap_bytes(const strmap_t *m);
 

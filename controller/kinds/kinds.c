@@ -4,7 +4,7 @@
  */
 #include "kinds.h"
 
-#define KINDS_KIND(var, res, p, type, suffix, fields, packer)                                      \
+#define KINDS_KIND(var, res, p, type, suffix, fields, packer, packer_free)                         \
 	static int kinds_decode_##suffix(const cJSON *obj, void *out, char *err, size_t errlen)     \
 	{                                                                                          \
 		return projection_decode_##suffix(obj, (type *)out, err, errlen);                  \
@@ -26,35 +26,36 @@
 		.bytes = kinds_bytes_##suffix,                                                     \
 		.field_selector = fields,                                                          \
 		.pack = packer,                                                                    \
+		.free_packed = packer_free,                                                        \
 	};
 
 /*
  * Pods and claims come by the thousand, nodes with many labels: the stores
  * keep them packed, one block each (projection_pack_*).
  */
-static void *kinds_pack_pod(void *proj)
-{
-	return projection_pack_pod(proj);
-}
+#define KINDS_PACKED(suffix, type)                                                                 \
+	static void *kinds_pack_##suffix(void *proj, strmap_t *shared)                            \
+	{                                                                                          \
+		return projection_pack_##suffix((type *)proj, shared);                             \
+	}                                                                                          \
+	static void kinds_free_packed_##suffix(void *proj, strmap_t *shared)                      \
+	{                                                                                          \
+		projection_free_packed_##suffix((type *)proj, shared);                             \
+	}
 
-static void *kinds_pack_claim(void *proj)
-{
-	return projection_pack_claim(proj);
-}
+KINDS_PACKED(pod, projection_pod_t)
+KINDS_PACKED(claim, projection_claim_t)
+KINDS_PACKED(node, projection_node_t)
 
-static void *kinds_pack_node(void *proj)
-{
-	return projection_pack_node(proj);
-}
-
-KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL, kinds_pack_node)
-KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod, NULL, kinds_pack_pod)
+KINDS_KIND(kinds_nodes, "nodes", "/api/v1/nodes", projection_node_t, node, NULL, kinds_pack_node,
+	   kinds_free_packed_node)
+KINDS_KIND(kinds_pods, "pods", "/api/v1/pods", projection_pod_t, pod, NULL, kinds_pack_pod, kinds_free_packed_pod)
 KINDS_KIND(kinds_claims, "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims",
-	   projection_claim_t, claim, NULL, kinds_pack_claim)
+	   projection_claim_t, claim, NULL, kinds_pack_claim, kinds_free_packed_claim)
 KINDS_KIND(kinds_slices, "resourceslices", "/apis/resource.k8s.io/v1/resourceslices",
-	   projection_slice_t, slice, NULL, NULL)
+	   projection_slice_t, slice, NULL, NULL, NULL)
 KINDS_KIND(kinds_device_classes, "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses",
-	   projection_device_class_t, device_class, NULL, NULL)
+	   projection_device_class_t, device_class, NULL, NULL, NULL)
 /* The kubelet's reason (pkg/kubelet/events); the API server filters, the rest never reaches drashift. */
 KINDS_KIND(kinds_prepare_failures, "events", "/api/v1/events", projection_event_t, event,
-	   "reason%3DFailedPrepareDynamicResources", NULL)
+	   "reason%3DFailedPrepareDynamicResources", NULL, NULL)

@@ -489,20 +489,20 @@ static size_t proj__align(size_t n)
 	return (n + PROJ__PACK_ALIGN - 1) & ~(size_t)(PROJ__PACK_ALIGN - 1);
 }
 
-void *proj__pack(const void *src, size_t size,
+void *proj__pack(const void *src, size_t size, strmap_t *shared,
 		 void (*walk)(proj__pack_t *k, const void *src, void *dst))
 {
 	_Alignas(max_align_t) unsigned char dummy[1024]; /* the measuring walk's dst */
 	if (size > sizeof(dummy))
 		abort(); /* a projection struct is a few hundred bytes */
 	memset(dummy, 0, size);
-	proj__pack_t k = { .base = NULL, .strings = 0, .arrays = 0 };
+	proj__pack_t k = { .base = NULL, .strings = 0, .arrays = 0, .shared = shared };
 	walk(&k, src, dummy);
 	size_t strings = k.strings, arrays = k.arrays;
 	size_t arrays_at = proj__align(size + strings);
 	char *block = xmalloc(arrays_at + arrays);
 	memcpy(block, src, size);
-	k = (proj__pack_t){ .base = block, .strings = size, .arrays = arrays_at };
+	k = (proj__pack_t){ .base = block, .strings = size, .arrays = arrays_at, .shared = shared };
 	walk(&k, src, block);
 	if (k.strings != size + strings || k.arrays != arrays_at + arrays)
 		abort(); /* the two walks must lay out the same bytes */
@@ -519,9 +519,27 @@ char *proj__pack_str(proj__pack_t *k, const char *s)
 	return at;
 }
 
+char *proj__pack_shared(proj__pack_t *k, const char *s)
+{
+	if (s == NULL || k->shared == NULL)
+		return proj__pack_str(k, s);
+	return k->base ? (char *)strmap_intern(k->shared, s) : NULL;
+}
+
+void proj__unshare(strmap_t *shared, const char *s)
+{
+	if (s != NULL && shared != NULL)
+		strmap_unintern(shared, s);
+}
+
+void proj__unshare_meta(strmap_t *shared, const kube_object_meta_t *m)
+{
+	proj__unshare(shared, m->namespace);
+}
+
 void proj__pack_meta(proj__pack_t *k, const kube_object_meta_t *src, kube_object_meta_t *dst)
 {
-	dst->namespace = proj__pack_str(k, src->namespace);
+	dst->namespace = proj__pack_shared(k, src->namespace);
 	dst->name = proj__pack_str(k, src->name);
 	dst->uid = proj__pack_str(k, src->uid);
 	dst->resource_version = proj__pack_str(k, src->resource_version);
@@ -540,11 +558,11 @@ void *proj__pack_array(proj__pack_t *k, size_t n, size_t elem)
 	return at;
 }
 
-char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n)
+char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n, bool share)
 {
 	char **out = proj__pack_array(k, n, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
-		char *s = proj__pack_str(k, v[i]);
+		char *s = share ? proj__pack_shared(k, v[i]) : proj__pack_str(k, v[i]);
 		if (out != NULL)
 			out[i] = s;
 	}
@@ -555,7 +573,7 @@ projection_quantity_t *proj__pack_quantities(proj__pack_t *k, const projection_q
 {
 	projection_quantity_t *out = proj__pack_array(k, n, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
-		char *name = proj__pack_str(k, q[i].name);
+		char *name = proj__pack_shared(k, q[i].name);
 		if (out != NULL)
 			out[i] = (projection_quantity_t){ .name = name, .count = q[i].count };
 	}
@@ -566,10 +584,28 @@ projection_label_t *proj__pack_labels(proj__pack_t *k, const projection_label_t 
 {
 	projection_label_t *out = proj__pack_array(k, n, sizeof(*out));
 	for (size_t i = 0; i < n; i++) {
-		char *key = proj__pack_str(k, l[i].key);
+		char *key = proj__pack_shared(k, l[i].key);
 		char *value = proj__pack_str(k, l[i].value);
 		if (out != NULL)
 			out[i] = (projection_label_t){ .key = key, .value = value };
 	}
 	return out;
+}
+
+void proj__unshare_strings(strmap_t *shared, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proj__unshare(shared, v[i]);
+}
+
+void proj__unshare_quantities(strmap_t *shared, const projection_quantity_t *q, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proj__unshare(shared, q[i].name);
+}
+
+void proj__unshare_labels(strmap_t *shared, const projection_label_t *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proj__unshare(shared, l[i].key);
 }

@@ -31,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "kube_object.h"
+#include "strmap.h"
 
 /* Status of a condition; NONE when the object does not carry the condition. */
 typedef enum {
@@ -317,16 +318,27 @@ void projection_free_device_class(projection_device_class_t *p);
 
 /*
  * Packing, for what a cache holds by the thousand (store_kind_t.pack): move
- * the decoded *p into one heap block and leave *p zeroed. The block is the
- * struct, then every string and array the projection owns; every field reads
- * as it did in *p. Release it with free() alone, never with
- * projection_free_*; its cost is malloc_usable_size() of the block. Per
- * string this saves a malloc chunk header and the rounding to 16 bytes: a
- * cached pod is one block of about 300 bytes instead of ten allocations.
+ * the decoded *p into one heap block and leave *p zeroed; every field reads
+ * as it did in *p. The block is the struct, then the strings and arrays the
+ * projection owns, except the strings that thousands of objects repeat:
+ * namespaces, node names, resource and device class names, drivers, pools,
+ * devices, label keys. Those point into shared (a pool, strmap_intern), which
+ * holds each once with a reference count; with shared NULL they are copied
+ * into the block too. Release a packed projection only with
+ * projection_free_packed_* and the same pool, never with projection_free_*.
+ *
+ * Per string this saves a malloc chunk header and the rounding to 16 bytes,
+ * and a repeated string costs its pool entry once: a cached pod is one block
+ * of about 250 bytes instead of ten allocations. Its cost is
+ * malloc_usable_size() of the block, plus its share of the pool's bytes
+ * (strmap_bytes), which the store counts once.
  */
-projection_pod_t *projection_pack_pod(projection_pod_t *p);
-projection_claim_t *projection_pack_claim(projection_claim_t *p);
-projection_node_t *projection_pack_node(projection_node_t *p);
+projection_pod_t *projection_pack_pod(projection_pod_t *p, strmap_t *shared);
+projection_claim_t *projection_pack_claim(projection_claim_t *p, strmap_t *shared);
+projection_node_t *projection_pack_node(projection_node_t *p, strmap_t *shared);
+void projection_free_packed_pod(projection_pod_t *p, strmap_t *shared);
+void projection_free_packed_claim(projection_claim_t *p, strmap_t *shared);
+void projection_free_packed_node(projection_node_t *p, strmap_t *shared);
 
 /*
  * Bytes a decoded (not packed) projection costs: sizeof the struct plus the

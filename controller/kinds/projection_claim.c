@@ -250,25 +250,25 @@ static void proj__claim_pack_walk(proj__pack_t *k, const void *from, void *to)
 	const projection_claim_t *src = from;
 	projection_claim_t *dst = to;
 	proj__pack_meta(k, &src->meta, &dst->meta);
-	dst->device_classes = proj__pack_strings(k, src->device_classes, src->n_device_classes);
+	dst->device_classes = proj__pack_strings(k, src->device_classes, src->n_device_classes, true);
 	dst->results = proj__pack_array(k, src->n_results, sizeof(*dst->results));
 	for (size_t i = 0; i < src->n_results; i++) {
 		const projection_device_result_t *r = &src->results[i];
 		projection_device_result_t packed = {
-			.request = proj__pack_str(k, r->request),
-			.driver = proj__pack_str(k, r->driver),
-			.pool = proj__pack_str(k, r->pool),
-			.device = proj__pack_str(k, r->device),
+			.request = proj__pack_shared(k, r->request),
+			.driver = proj__pack_shared(k, r->driver),
+			.pool = proj__pack_shared(k, r->pool),
+			.device = proj__pack_shared(k, r->device),
 		};
 		if (dst->results != NULL)
 			dst->results[i] = packed;
 	}
-	dst->node_name = proj__pack_str(k, src->node_name);
+	dst->node_name = proj__pack_shared(k, src->node_name);
 	dst->reserved_for = proj__pack_array(k, src->n_reserved_for, sizeof(*dst->reserved_for));
 	for (size_t i = 0; i < src->n_reserved_for; i++) {
 		const projection_consumer_t *c = &src->reserved_for[i];
 		projection_consumer_t packed = {
-			.resource = proj__pack_str(k, c->resource),
+			.resource = proj__pack_shared(k, c->resource),
 			.name = proj__pack_str(k, c->name),
 			.uid = proj__pack_str(k, c->uid),
 		};
@@ -278,9 +278,25 @@ static void proj__claim_pack_walk(proj__pack_t *k, const void *from, void *to)
 	dst->owner_pod = proj__pack_str(k, src->owner_pod);
 }
 
-projection_claim_t *projection_pack_claim(projection_claim_t *p)
+projection_claim_t *projection_pack_claim(projection_claim_t *p, strmap_t *shared)
 {
-	projection_claim_t *packed = proj__pack(p, sizeof(*p), proj__claim_pack_walk);
+	projection_claim_t *packed = proj__pack(p, sizeof(*p), shared, proj__claim_pack_walk);
 	projection_free_claim(p);
 	return packed;
+}
+
+void projection_free_packed_claim(projection_claim_t *p, strmap_t *shared)
+{
+	proj__unshare_meta(shared, &p->meta);
+	proj__unshare_strings(shared, p->device_classes, p->n_device_classes);
+	for (size_t i = 0; i < p->n_results; i++) {
+		proj__unshare(shared, p->results[i].request);
+		proj__unshare(shared, p->results[i].driver);
+		proj__unshare(shared, p->results[i].pool);
+		proj__unshare(shared, p->results[i].device);
+	}
+	proj__unshare(shared, p->node_name);
+	for (size_t i = 0; i < p->n_reserved_for; i++)
+		proj__unshare(shared, p->reserved_for[i].resource);
+	free(p);
 }

@@ -129,6 +129,7 @@ typedef struct {
 	char *base;       /* the block; NULL while measuring */
 	size_t strings;   /* next string byte, from the block's start */
 	size_t arrays;    /* next array byte, from the block's start */
+	strmap_t *shared; /* the pool for proj__pack_shared (strmap_intern), or NULL */
 } proj__pack_t;
 
 /*
@@ -136,25 +137,44 @@ typedef struct {
  * and return the block. size is sizeof the struct, which is copied whole
  * first, so the walk only sets the pointers.
  */
-void *proj__pack(const void *src, size_t size,
+void *proj__pack(const void *src, size_t size, strmap_t *shared,
 		 void (*walk)(proj__pack_t *k, const void *src, void *dst));
 
-/* The meta's strings (and its scalars). */
+/* The meta's strings (and its scalars); the namespace is shared. */
 void proj__pack_meta(proj__pack_t *k, const kube_object_meta_t *src, kube_object_meta_t *dst);
 
 /* A copy of s in the block (NULL for NULL, and while measuring). */
 char *proj__pack_str(proj__pack_t *k, const char *s);
 
+/*
+ * For a string many cached objects repeat (a namespace, a node or resource
+ * name): the pool's copy, counting a reference; without a pool, a copy in the
+ * block. Each one the walk shares, the kind's free_packed must unshare.
+ */
+char *proj__pack_shared(proj__pack_t *k, const char *s);
+
+/* Drop the reference proj__pack_shared took (nothing for NULL s or pool). */
+void proj__unshare(strmap_t *shared, const char *s);
+void proj__unshare_meta(strmap_t *shared, const kube_object_meta_t *m);
+
 /* Room for n elements of elem bytes, zeroed (NULL when n is 0, and while measuring). */
 void *proj__pack_array(proj__pack_t *k, size_t n, size_t elem);
 
-/* An array of n strings and the strings (NULL when n is 0, and while measuring). */
-char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n);
+/* An array of n strings and the strings, shared or not (NULL when n is 0, and while measuring). */
+char **proj__pack_strings(proj__pack_t *k, char *const *v, size_t n, bool share);
 
-/* An array of n quantities and their names (NULL when n is 0, and while measuring). */
+/* An array of n quantities and their names, shared (NULL when n is 0, and while measuring). */
 projection_quantity_t *proj__pack_quantities(proj__pack_t *k, const projection_quantity_t *q, size_t n);
 
-/* An array of n labels, keys and values (NULL when n is 0, and while measuring). */
+/*
+ * An array of n labels, the keys shared (every node has much the same) and
+ * the values copied (NULL when n is 0, and while measuring).
+ */
 projection_label_t *proj__pack_labels(proj__pack_t *k, const projection_label_t *l, size_t n);
+
+/* Unshare what proj__pack_strings (shared), _quantities and _labels shared. */
+void proj__unshare_strings(strmap_t *shared, char *const *v, size_t n);
+void proj__unshare_quantities(strmap_t *shared, const projection_quantity_t *q, size_t n);
+void proj__unshare_labels(strmap_t *shared, const projection_label_t *l, size_t n);
 
 #endif

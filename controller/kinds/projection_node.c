@@ -94,9 +94,19 @@ static void proj__node_pack_walk(proj__pack_t *k, const void *from, void *to)
 	dst->capacity = proj__pack_quantities(k, src->capacity, src->n_capacity);
 }
 
-projection_node_t *projection_pack_node(projection_node_t *p)
+projection_node_t *projection_pack_node(projection_node_t *p, strmap_t *shared)
 {
-	projection_node_t *packed = proj__pack(p, sizeof(*p), proj__node_pack_walk);
+	projection_node_t *packed = proj__pack(p, sizeof(*p), shared, proj__node_pack_walk);
 	projection_free_node(p);
 	return packed;
+}
+
+void projection_free_packed_node(projection_node_t *p, strmap_t *shared)
+{
+	proj__unshare_meta(shared, &p->meta);
+	proj__unshare_labels(shared, p->labels, p->n_labels);
+	proj__unshare_labels(shared, p->annotations, p->n_annotations);
+	proj__unshare_quantities(shared, p->allocatable, p->n_allocatable);
+	proj__unshare_quantities(shared, p->capacity, p->n_capacity);
+	free(p);
 }

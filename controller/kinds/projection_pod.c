@@ -274,15 +274,24 @@ static void proj__pod_pack_walk(proj__pack_t *k, const void *from, void *to)
 	const projection_pod_t *src = from;
 	projection_pod_t *dst = to;
 	proj__pack_meta(k, &src->meta, &dst->meta);
-	dst->node_name = proj__pack_str(k, src->node_name);
-	dst->claims = proj__pack_strings(k, src->claims, src->n_claims);
-	dst->dra_resources = proj__pack_strings(k, src->dra_resources, src->n_dra_resources);
+	dst->node_name = proj__pack_shared(k, src->node_name);
+	dst->claims = proj__pack_strings(k, src->claims, src->n_claims, false);
+	dst->dra_resources = proj__pack_strings(k, src->dra_resources, src->n_dra_resources, true);
 	dst->requests = proj__pack_quantities(k, src->requests, src->n_requests);
 }
 
-projection_pod_t *projection_pack_pod(projection_pod_t *p)
+projection_pod_t *projection_pack_pod(projection_pod_t *p, strmap_t *shared)
 {
-	projection_pod_t *packed = proj__pack(p, sizeof(*p), proj__pod_pack_walk);
+	projection_pod_t *packed = proj__pack(p, sizeof(*p), shared, proj__pod_pack_walk);
 	projection_free_pod(p);
 	return packed;
+}
+
+void projection_free_packed_pod(projection_pod_t *p, strmap_t *shared)
+{
+	proj__unshare_meta(shared, &p->meta);
+	proj__unshare(shared, p->node_name);
+	proj__unshare_strings(shared, p->dra_resources, p->n_dra_resources);
+	proj__unshare_quantities(shared, p->requests, p->n_requests);
+	free(p);
 }

@@ -159,11 +159,14 @@ static void *store_index_get(const store_t *s, const char *ns, const char *name)
 
 /* ---- projections --------------------------------------------------------- */
 
-static void store_free_proj(const store_t *s, void *proj)
+static void store_free_proj(store_t *s, void *proj)
 {
-	if (proj != NULL && proj != STORE_KEEP) {
-		if (s->kind->pack == NULL)
-			s->kind->release(proj);
+	if (proj == NULL || proj == STORE_KEEP)
+		return;
+	if (s->kind->pack != NULL) {
+		s->kind->free_packed(proj, &s->shared);
+	} else {
+		s->kind->release(proj);
 		free(proj);
 	}
 }
@@ -174,7 +177,7 @@ static void *store_decode(store_t *s, const cJSON *obj)
 	void *proj = xcalloc(1, s->kind->size);
 	if (s->kind->decode(obj, proj, err, sizeof(err)) == 0) {
 		if (s->kind->pack != NULL) {
-			void *packed = s->kind->pack(proj);
+			void *packed = s->kind->pack(proj, &s->shared);
 			free(proj);
 			proj = packed;
 		}
@@ -213,7 +216,7 @@ static void store_delete(store_t *s, const char *ns, const char *name)
 
 void store_init(store_t *s, const store_kind_t *kind, store_change_cb on_change, void *data)
 {
-	*s = (store_t){ .kind = kind, .on_change = on_change, .data = data };
+	*s = (store_t){ .kind = kind, .shared = STRMAP_INIT, .on_change = on_change, .data = data };
 }
 
 void store_free(store_t *s)
@@ -223,6 +226,7 @@ void store_free(store_t *s)
 	free(s->slots);
 	s->slots = NULL;
 	s->cap = s->len = 0;
+	strmap_clear(&s->shared, NULL); /* empty by now: every projection gave its references back */
 }
 
 store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char **rv)
@@ -366,7 +370,7 @@ bool store_next(const store_t *s, size_t *it, const void **proj)
 
 size_t store_bytes(const store_t *s)
 {
-	size_t n = s->slots ? malloc_usable_size(s->slots) : 0;
+	size_t n = (s->slots ? malloc_usable_size(s->slots) : 0) + strmap_bytes(&s->shared);
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->slots[i] != NULL)
 			n += store_object_bytes(s, s->slots[i]);

@@ -31,11 +31,14 @@ typedef struct {
 	size_t (*bytes)(const void *proj);
 	/*
 	 * NULL, or: move a decoded projection into one heap block (the struct
-	 * first, then every string and array it owns) and leave the original
-	 * zeroed (projection_pack_pod). The store then holds the packed blocks,
-	 * frees them with free() alone and counts them with malloc_usable_size().
+	 * first, then the strings and arrays it owns) and leave the original
+	 * zeroed, with the strings that many objects repeat in the store's pool
+	 * shared instead (projection_pack_pod). The store then holds the packed
+	 * blocks, frees them with free_packed and counts each block with
+	 * malloc_usable_size() and the pool once (strmap_bytes).
 	 */
-	void *(*pack)(void *proj);
+	void *(*pack)(void *proj, strmap_t *shared);
+	void (*free_packed)(void *proj, strmap_t *shared); /* unshares, frees the block */
 } store_kind_t;
 
 /* old is NULL for an addition, new is NULL for a deletion. */
@@ -51,6 +54,7 @@ typedef struct {
 	const store_kind_t *kind;
 	void **slots; /* NULL: empty; cap is a power of two, or 0 */
 	size_t cap, len;
+	strmap_t shared; /* the pool of strings packed projections share (strmap_intern) */
 	store_change_cb on_change;
 	void *data;
 	uint64_t events;        /* watch events applied */
@@ -90,9 +94,9 @@ void store_replace(store_t *s, store_listing_t *l);
 const void *store_get(const store_t *s, const char *ns, const char *name);
 size_t store_size(const store_t *s);
 bool store_next(const store_t *s, size_t *it, const void **proj);
-/* Bytes held: projections and table (malloc_usable_size of each allocation). */
+/* Bytes held: projections, table and pool (malloc_usable_size of each allocation). */
 size_t store_bytes(const store_t *s);
-/* Bytes one projection the store holds costs (packed or not), as store_bytes() counts it. */
+/* Bytes one projection the store holds costs (packed or not), without its share of the pool. */
 size_t store_object_bytes(const store_t *s, const void *proj);
 
 #endif

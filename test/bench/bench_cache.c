@@ -31,7 +31,8 @@
  *     keeping the latest resourceVersion exactly like reflector_on_event().
  *     Only this step is timed (monotonic clock): events/s and MiB/s of JSON.
  *  4. Measure memory two ways. cached_bytes/obj is store_bytes()/store_size():
- *     projections with malloc_usable_size, plus the store's keys and table.
+ *     packed projections with malloc_usable_size, plus the store's table and
+ *     the pool of strings its projections share (namespaces, node names...).
  *     rss_bytes/obj is the growth of the resident set (/proc/self/statm)
  *     from before generating to after storing, with the stream freed and
  *     malloc_trim(0) run before both readings so that freed parse garbage is

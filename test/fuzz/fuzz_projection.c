@@ -62,9 +62,13 @@ static void decode_all(const cJSON *obj)
 		memset(&u, 0xa5, sizeof(u));                                                      \
 		err[0] = '\0';                                                                    \
 		if (projection_decode_##kind(obj, &u.field, err, sizeof(err)) == 0) {             \
-			void *packed = projection_pack_##kind(&u.field);                          \
+			strmap_t shared = STRMAP_INIT;                                            \
+			void *packed = projection_pack_##kind(&u.field, &shared);                 \
 			total += malloc_usable_size(packed);                                      \
-			free(packed);                                                             \
+			projection_free_packed_##kind(packed, &shared);                           \
+			if (strmap_size(&shared) != 0)                                            \
+				abort(); /* a reference not given back */                         \
+			strmap_clear(&shared, NULL);                                              \
 		}                                                                                 \
 	} while (0)
 

@@ -55,15 +55,39 @@ static void assert_same_str(const block_t *b, const char *want, const char *got)
 	assert_inside(b, got, strlen(got) + 1);
 }
 
-static void assert_same_strings(const block_t *b, char *const *want, char *const *got, size_t n)
+/* The pool used by the packing under test; NULL: every string is copied into the block. */
+static strmap_t *pool;
+
+/* A string packing shares: equal, and the pool's own copy (or in the block, without a pool). */
+static void assert_same_shared(const block_t *b, const char *want, const char *got)
+{
+	if (pool == NULL || want == NULL) {
+		assert_same_str(b, want, got);
+		return;
+	}
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	const char *key;
+	size_t it = 0;
+	while (strmap_next(pool, &it, &key, NULL))
+		if (key == got)
+			return;
+	fail_msg("\"%s\" is not the pool's copy", got);
+}
+
+static void assert_same_strings(const block_t *b, char *const *want, char *const *got, size_t n, bool shared)
 {
 	if (n == 0) {
 		assert_null(got);
 		return;
 	}
 	assert_inside(b, got, n * sizeof(*got));
-	for (size_t i = 0; i < n; i++)
-		assert_same_str(b, want[i], got[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (shared)
+			assert_same_shared(b, want[i], got[i]);
+		else
+			assert_same_str(b, want[i], got[i]);
+	}
 }
 
 static void assert_same_quantities(const block_t *b, const projection_quantity_t *want,
@@ -75,7 +99,7 @@ static void assert_same_quantities(const block_t *b, const projection_quantity_t
 	}
 	assert_inside(b, got, n * sizeof(*got));
 	for (size_t i = 0; i < n; i++) {
-		assert_same_str(b, want[i].name, got[i].name);
+		assert_same_shared(b, want[i].name, got[i].name);
 		assert_int_equal(want[i].count, got[i].count);
 	}
 }
@@ -89,20 +113,27 @@ static void assert_same_labels(const block_t *b, const projection_label_t *want,
 	}
 	assert_inside(b, got, n * sizeof(*got));
 	for (size_t i = 0; i < n; i++) {
-		assert_same_str(b, want[i].key, got[i].key);
+		assert_same_shared(b, want[i].key, got[i].key);
 		assert_same_str(b, want[i].value, got[i].value);
 	}
 }
 
 static void assert_same_meta(const block_t *b, const kube_object_meta_t *want, const kube_object_meta_t *got)
 {
-	assert_same_str(b, want->namespace, got->namespace);
+	assert_same_shared(b, want->namespace, got->namespace);
 	assert_same_str(b, want->name, got->name);
 	assert_same_str(b, want->uid, got->uid);
 	assert_same_str(b, want->resource_version, got->resource_version);
 	assert_int_equal(want->created, got->created);
 	assert_int_equal(want->deleting, got->deleting);
 	assert_int_equal(want->deleted, got->deleted);
+}
+
+/* Each check packs one object into an empty pool: freeing it must give every reference back. */
+static void assert_pool_empty(void)
+{
+	if (pool != NULL)
+		assert_int_equal(strmap_size(pool), 0);
 }
 
 /* Decode obj twice, pack one copy, compare it with the other, free both. */
@@ -112,11 +143,11 @@ static void check_pod(const cJSON *obj)
 	projection_pod_t want, tmp;
 	assert_int_equal(projection_decode_pod(obj, &want, err, sizeof(err)), 0);
 	assert_int_equal(projection_decode_pod(obj, &tmp, err, sizeof(err)), 0);
-	projection_pod_t *got = projection_pack_pod(&tmp);
+	projection_pod_t *got = projection_pack_pod(&tmp, pool);
 	fixture_assert_zeroed(&tmp, sizeof(tmp));
 	block_t b = block_of(got);
 	assert_same_meta(&b, &want.meta, &got->meta);
-	assert_same_str(&b, want.node_name, got->node_name);
+	assert_same_shared(&b, want.node_name, got->node_name);
 	assert_int_equal(want.phase, got->phase);
 	assert_int_equal(want.scheduled, got->scheduled);
 	assert_int_equal(want.ready, got->ready);
@@ -125,13 +156,14 @@ static void check_pod(const cJSON *obj)
 	assert_int_equal(want.unschedulable, got->unschedulable);
 	assert_int_equal(want.scheduled_time, got->scheduled_time);
 	assert_int_equal(want.n_claims, got->n_claims);
-	assert_same_strings(&b, want.claims, got->claims, want.n_claims);
+	assert_same_strings(&b, want.claims, got->claims, want.n_claims, false);
 	assert_int_equal(want.n_dra_resources, got->n_dra_resources);
-	assert_same_strings(&b, want.dra_resources, got->dra_resources, want.n_dra_resources);
+	assert_same_strings(&b, want.dra_resources, got->dra_resources, want.n_dra_resources, true);
 	assert_int_equal(want.n_requests, got->n_requests);
 	assert_same_quantities(&b, want.requests, got->requests, want.n_requests);
 	projection_free_pod(&want);
-	free(got);
+	projection_free_packed_pod(got, pool);
+	assert_pool_empty();
 }
 
 static void check_claim(const cJSON *obj)
@@ -140,12 +172,12 @@ static void check_claim(const cJSON *obj)
 	projection_claim_t want, tmp;
 	assert_int_equal(projection_decode_claim(obj, &want, err, sizeof(err)), 0);
 	assert_int_equal(projection_decode_claim(obj, &tmp, err, sizeof(err)), 0);
-	projection_claim_t *got = projection_pack_claim(&tmp);
+	projection_claim_t *got = projection_pack_claim(&tmp, pool);
 	fixture_assert_zeroed(&tmp, sizeof(tmp));
 	block_t b = block_of(got);
 	assert_same_meta(&b, &want.meta, &got->meta);
 	assert_int_equal(want.n_device_classes, got->n_device_classes);
-	assert_same_strings(&b, want.device_classes, got->device_classes, want.n_device_classes);
+	assert_same_strings(&b, want.device_classes, got->device_classes, want.n_device_classes, true);
 	assert_int_equal(want.allocated, got->allocated);
 	assert_int_equal(want.n_results, got->n_results);
 	if (want.n_results == 0)
@@ -153,19 +185,19 @@ static void check_claim(const cJSON *obj)
 	else
 		assert_inside(&b, got->results, want.n_results * sizeof(*got->results));
 	for (size_t i = 0; i < want.n_results; i++) {
-		assert_same_str(&b, want.results[i].request, got->results[i].request);
-		assert_same_str(&b, want.results[i].driver, got->results[i].driver);
-		assert_same_str(&b, want.results[i].pool, got->results[i].pool);
-		assert_same_str(&b, want.results[i].device, got->results[i].device);
+		assert_same_shared(&b, want.results[i].request, got->results[i].request);
+		assert_same_shared(&b, want.results[i].driver, got->results[i].driver);
+		assert_same_shared(&b, want.results[i].pool, got->results[i].pool);
+		assert_same_shared(&b, want.results[i].device, got->results[i].device);
 	}
-	assert_same_str(&b, want.node_name, got->node_name);
+	assert_same_shared(&b, want.node_name, got->node_name);
 	assert_int_equal(want.n_reserved_for, got->n_reserved_for);
 	if (want.n_reserved_for == 0)
 		assert_null(got->reserved_for);
 	else
 		assert_inside(&b, got->reserved_for, want.n_reserved_for * sizeof(*got->reserved_for));
 	for (size_t i = 0; i < want.n_reserved_for; i++) {
-		assert_same_str(&b, want.reserved_for[i].resource, got->reserved_for[i].resource);
+		assert_same_shared(&b, want.reserved_for[i].resource, got->reserved_for[i].resource);
 		assert_same_str(&b, want.reserved_for[i].name, got->reserved_for[i].name);
 		assert_same_str(&b, want.reserved_for[i].uid, got->reserved_for[i].uid);
 	}
@@ -174,7 +206,8 @@ static void check_claim(const cJSON *obj)
 	assert_int_equal(want.delete_protected, got->delete_protected);
 	assert_int_equal(want.extended, got->extended);
 	projection_free_claim(&want);
-	free(got);
+	projection_free_packed_claim(got, pool);
+	assert_pool_empty();
 }
 
 static void check_node(const cJSON *obj)
@@ -183,7 +216,7 @@ static void check_node(const cJSON *obj)
 	projection_node_t want, tmp;
 	assert_int_equal(projection_decode_node(obj, &want, err, sizeof(err)), 0);
 	assert_int_equal(projection_decode_node(obj, &tmp, err, sizeof(err)), 0);
-	projection_node_t *got = projection_pack_node(&tmp);
+	projection_node_t *got = projection_pack_node(&tmp, pool);
 	fixture_assert_zeroed(&tmp, sizeof(tmp));
 	block_t b = block_of(got);
 	assert_same_meta(&b, &want.meta, &got->meta);
@@ -199,10 +232,29 @@ static void check_node(const cJSON *obj)
 	assert_same_quantities(&b, want.capacity, got->capacity, want.n_capacity);
 	assert_int_equal(want.ready, got->ready);
 	projection_free_node(&want);
-	free(got);
+	projection_free_packed_node(got, pool);
+	assert_pool_empty();
 }
 
 /* ---- the cases ---- */
+
+/* Every case runs twice: strings copied into the block, and shared through a pool. */
+static int with_pool(void **state)
+{
+	static strmap_t the_pool = STRMAP_INIT;
+	(void)state;
+	pool = &the_pool;
+	return 0;
+}
+
+static int without_pool(void **state)
+{
+	(void)state;
+	if (pool != NULL)
+		strmap_clear(pool, NULL);
+	pool = NULL;
+	return 0;
+}
 
 static void test_fixtures_pack_field_for_field(void **state)
 {
@@ -366,7 +418,9 @@ static void test_store_replaces_and_deletes_packed_pods(void **state)
 		assert_int_equal(store_object_bytes(&s, proj), malloc_usable_size((void *)proj));
 		blocks += malloc_usable_size((void *)proj);
 	}
-	assert_int_equal(store_bytes(&s), blocks + malloc_usable_size(s.slots));
+	assert_int_equal(store_bytes(&s), blocks + malloc_usable_size(s.slots) + strmap_bytes(&s.shared));
+	/* Seven namespaces and the one node all pods are on now, each once; the old nodes are gone. */
+	assert_int_equal(strmap_size(&s.shared), 8);
 	/* Delete half by event and the rest by a LIST that holds none of them. */
 	for (int i = 0; i < N / 2; i++)
 		apply(&s, pod_event("DELETED", i, 3 * N + i, "gpu-3"));
@@ -378,6 +432,7 @@ static void test_store_replaces_and_deletes_packed_pods(void **state)
 	store_replace(&s, &l);
 	assert_int_equal(store_size(&s), 1);
 	assert_non_null(store_get(&s, "team-0", "fresh"));
+	assert_int_equal(strmap_size(&s.shared), 1); /* "team-0" */
 	assert_int_equal(seen.changes, N + 2 * N + N + 1);
 	store_free(&s);
 	watched = NULL;
@@ -386,9 +441,12 @@ static void test_store_replaces_and_deletes_packed_pods(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fixtures_pack_field_for_field),
-		cmocka_unit_test(test_absent_fields_pack_as_absent),
-		cmocka_unit_test(test_largest_objects_pack_in_full),
+		cmocka_unit_test_setup_teardown(test_fixtures_pack_field_for_field, without_pool, without_pool),
+		cmocka_unit_test_setup_teardown(test_fixtures_pack_field_for_field, with_pool, without_pool),
+		cmocka_unit_test_setup_teardown(test_absent_fields_pack_as_absent, without_pool, without_pool),
+		cmocka_unit_test_setup_teardown(test_absent_fields_pack_as_absent, with_pool, without_pool),
+		cmocka_unit_test_setup_teardown(test_largest_objects_pack_in_full, without_pool, without_pool),
+		cmocka_unit_test_setup_teardown(test_largest_objects_pack_in_full, with_pool, without_pool),
 		cmocka_unit_test(test_store_replaces_and_deletes_packed_pods),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
