@@ -1,5 +1,5 @@
 /*
- * The store of one kind of object: projections by "namespace/name", filled
+ * The store of one kind of object: projections by namespace and name, filled
  * from LIST pages and watch events (kube_object.h) through the decoder of its
  * kind (store_kind_t).
  *
