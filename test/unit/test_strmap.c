@@ -103,12 +103,52 @@ static void test_clear_frees_every_value(void **state)
 	assert_int_equal(strmap_size(&m), 0);
 }
 
+/*
+ * A pool of shared strings: one copy per distinct string, handed out to every
+ * user, freed with the last reference (ASan and valgrind see a stale copy).
+ */
+static void test_intern_counts_references(void **state)
+{
+	(void)state;
+	strmap_t pool = STRMAP_INIT;
+	char name[16];
+	const char *first[50];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 50; i++) {
+			snprintf(name, sizeof(name), "ns-%d", i);
+			const char *s = strmap_intern(&pool, name);
+			assert_string_equal(s, name);
+			assert_ptr_not_equal(s, name);
+			if (round == 0)
+				first[i] = s;
+			else
+				assert_ptr_equal(s, first[i]); /* the same copy for every user */
+		}
+	}
+	assert_int_equal(strmap_size(&pool), 50);
+	/* Two references of three go: every copy stays. */
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 50; i++)
+			strmap_unintern(&pool, first[i]);
+	assert_int_equal(strmap_size(&pool), 50);
+	/* The last one goes, given as the pool's own copy for half of them. */
+	for (int i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "ns-%d", i);
+		strmap_unintern(&pool, i % 2 ? first[i] : name);
+	}
+	assert_int_equal(strmap_size(&pool), 0);
+	strmap_unintern(&pool, "never-interned"); /* nothing to give back: no effect */
+	assert_int_equal(strmap_size(&pool), 0);
+	strmap_clear(&pool, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_get_replace_remove),
 		cmocka_unit_test(test_churn_matches_reference),
 		cmocka_unit_test(test_clear_frees_every_value),
+		cmocka_unit_test(test_intern_counts_references),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
