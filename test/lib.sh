@@ -541,3 +541,46 @@ EOF_JOB
 	wait_for 90 "the job asking for example.com/gpu to run" job_done "$1" "$2"
 	kubectl -n "$1" get pods -l job-name="$2" -o jsonpath='{.items[0].spec.nodeName}'
 }
+
+# ---- tmux: the terminal a person reads ----
+
+# tmux_start COMMAND: a tmux server on $TEST_DIR/tmux.sock, stopped when the
+# test ends, whose window 0 (120 x 45) runs COMMAND, and whose window "shell"
+# is an interactive bash with the prompt "[N S]$ " (N counts the commands, S
+# is the last one's exit status), for tmux_type. Both have this test's PATH
+# and KUBECONFIG.
+tmux_start() {
+	command -v tmux >/dev/null || fail "tmux is missing (tools/lib/common.sh ensure_debian_packages installs it)"
+	TMUX_SOCK="$TEST_DIR/tmux.sock"
+	local env=(-e "PATH=$PATH" -e "KUBECONFIG=$KUBECONFIG")
+	tmux -S "$TMUX_SOCK" -f /dev/null new-session -d -x 120 -y 45 "${env[@]}" "$1"
+	trap 'rc=$?; set +e; tmux -S "$TMUX_SOCK" kill-server 2>/dev/null; (exit $rc); testenv_cleanup' EXIT
+	tmux -S "$TMUX_SOCK" new-window -d -n shell "${env[@]}" "env PS1='[\\# \$?]\\$ ' bash --norc --noprofile -i"
+	shell_prompted() { tmux_pane shell | grep -qE '^\[1 0\][#$]'; }
+	wait_for 30 "the shell's prompt in the tmux window" shell_prompted
+}
+
+# tmux_pane WINDOW [ARGS...]: what WINDOW shows now (ARGS go to capture-pane, e.g. -S - for the scrollback too).
+tmux_pane() {
+	local window=$1
+	shift
+	tmux -S "$TMUX_SOCK" capture-pane -p "$@" -t "$window"
+}
+
+# tmux_type COMMAND: type COMMAND at the tmux shell and press Enter, as a
+# person would, and wait for the next prompt; sets screen (the lines the
+# command printed, as the window shows them) and status (its exit status, as
+# the prompt shows it).
+tmux_type() {
+	local n pane
+	n=$(tmux_pane shell -S - | sed -n 's/^\[\([0-9]*\) [0-9]*\][#$].*/\1/p' | tail -n 1)
+	tmux -S "$TMUX_SOCK" send-keys -t shell -l "$1"
+	tmux -S "$TMUX_SOCK" send-keys -t shell Enter
+	prompted() { tmux_pane shell -S - | grep -qE "^\[$((n + 1)) [0-9]+\][#$]"; }
+	wait_for 60 "'$1' to finish in the tmux shell" prompted
+	pane=$(tmux_pane shell -S -)
+	status=$(sed -n "s/^\[$((n + 1)) \([0-9]*\)\].*/\1/p" <<<"$pane")
+	screen=$(awk -v typed="[$n " -v next_prompt="[$((n + 1)) " 'index($0, next_prompt) == 1 { exit }
+		on { print } index($0, typed) == 1 { on = 1 }' <<<"$pane")
+	log "\$ $1 (exit $status):"$'\n'"$screen"
+}
