@@ -584,3 +584,52 @@ tmux_type() {
 		on { print } index($0, typed) == 1 { on = 1 }' <<<"$pane")
 	log "\$ $1 (exit $status):"$'\n'"$screen"
 }
+
+# ---- the migration report in a real browser (report.sh, demo.sh) ----
+
+# chromium_headless DIR ARGS...: Debian's chromium, headless, with a fresh profile under DIR.
+chromium_headless() {
+	local profile rc=0
+	profile=$(mktemp -d "$1/chromium.XXXXXX")
+	shift
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 "$@" || rc=$?
+	rm -rf "$profile"
+	return $rc
+}
+
+# report_in_chromium REPORT DIR: the page kubectl drashift report wrote, as
+# a browser sees it. It must be self-contained (no script, no external URL),
+# and chromium must load it without a console error. Leaves DIR/dom.html (the
+# DOM chromium built), DIR/chromium.log and DIR/report.png (a 1240 px wide
+# screenshot; a copy at $REPORT_SCREENSHOT when that is set, for docs/).
+report_in_chromium() {
+	local report=$1 dir=$2
+	command -v chromium >/dev/null || fail "chromium is missing (Debian package chromium; tools/lib/common.sh installs it)"
+	grep -Eiq '<script|(src|href)=|url\(|@import' "$report" &&
+		fail "the report loads something from outside: $(grep -Eio '<script|(src|href)=[^ >]*|url\([^)]*\)|@import' "$report" | head -3)"
+	chromium_headless "$dir" --dump-dom "file://$report" >"$dir/dom.html" 2>"$dir/chromium.log" ||
+		fail "chromium failed: $(tail -5 "$dir/chromium.log")"
+	grep -E 'CONSOLE|Uncaught|Page load failed' "$dir/chromium.log" &&
+		fail "chromium reported errors for the page (above; log in $dir/chromium.log)"
+	chromium_headless "$dir" --screenshot="$dir/report.png" --window-size=1240,1400 --hide-scrollbars "file://$report" \
+		>/dev/null 2>>"$dir/chromium.log" || fail "chromium took no screenshot: $(tail -5 "$dir/chromium.log")"
+	[ "$(head -c 8 "$dir/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "the screenshot is not a PNG"
+	if [ -n "${REPORT_SCREENSHOT:-}" ]; then cp "$dir/report.png" "$REPORT_SCREENSHOT"; fi
+}
+
+# report_lanes_are DIR POOLS...: the timeline in DIR/dom.html (report_in_chromium)
+# has a lane for each of POOLS and for each node labelled drashift.io/pool, and no other.
+report_lanes_are() {
+	local dir=$1 lanes want
+	shift
+	lanes=$(grep -o "data-lane=\"[^\"]*\"" "$dir/dom.html" | sed 's/data-lane="\(.*\)"/\1/' | sort | tr '\n' ' ')
+	want=$(
+		{
+			printf 'pool:%s\n' "$@"
+			kubectl get nodes -l drashift.io/pool -o jsonpath='{range .items[*]}node:{.metadata.name}{"\n"}{end}'
+		} | sort | tr '\n' ' '
+	)
+	expect_eq "$lanes" "$want" "the timeline's lanes in chromium's DOM"
+}
