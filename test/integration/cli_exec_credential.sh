@@ -100,7 +100,7 @@ out=$(kubectl drashift pause fleet --kubeconfig "$TEST_DIR/cert.kubeconfig" 2>&1
 expect_eq "$rc" 1 "exit code of pause as $user, who may only read"
 expect_contains "$out" "forbidden" "pause as $user, who may only read"
 expect_contains "$out" "User \"$user\"" "pause as $user, who may only read"
-expect_eq "$(kubectl get mp fleet -o jsonpath='{.spec.paused}')" "" "spec.paused after a refused pause"
+expect_eq "$(kubectl get mp fleet -o jsonpath='{.spec.paused}')" false "spec.paused after a refused pause"
 # ...and allowed once that user may patch plans (RBAC reaches the authorizer asynchronously: polled).
 kubectl create clusterrole drashift-steer --verb=patch --resource=migrationplans.drashift.io >/dev/null
 kubectl create clusterrolebinding drashift-exec-cert-steer --clusterrole=drashift-steer --user="$user" >/dev/null
