@@ -9,7 +9,7 @@
 #   3. Debian's chromium, headless, loads it without a console error and its
 #      DOM has a lane for each pool and each node, the freeze band, a chart
 #      per judged signal and the DRA-against-legacy rows; a screenshot is taken
-#      (REPORT_SCREENSHOT=path keeps a copy, for docs/);
+#      (REPORT_SCREENSHOT=path keeps a copy; docs/report.png is demo.sh's);
 #   4. a history a person broke: an unreadable record is left out and said so
 #      on the page; an oversized one is cut to its cap by the operator, newest
 #      records kept; a wrong format is refused with the field named.
