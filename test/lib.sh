@@ -541,3 +541,95 @@ EOF_JOB
 	wait_for 90 "the job asking for example.com/gpu to run" job_done "$1" "$2"
 	kubectl -n "$1" get pods -l job-name="$2" -o jsonpath='{.items[0].spec.nodeName}'
 }
+
+# ---- tmux: the terminal a person reads ----
+
+# tmux_start COMMAND: a tmux server on $TEST_DIR/tmux.sock, stopped when the
+# test ends, whose window 0 (120 x 45) runs COMMAND, and whose window "shell"
+# is an interactive bash with the prompt "[N S]$ " (N counts the commands, S
+# is the last one's exit status), for tmux_type. Both have this test's PATH
+# and KUBECONFIG.
+tmux_start() {
+	command -v tmux >/dev/null || fail "tmux is missing (tools/lib/common.sh ensure_debian_packages installs it)"
+	TMUX_SOCK="$TEST_DIR/tmux.sock"
+	local env=(-e "PATH=$PATH" -e "KUBECONFIG=$KUBECONFIG")
+	tmux -S "$TMUX_SOCK" -f /dev/null new-session -d -x 120 -y 45 "${env[@]}" "$1"
+	trap 'rc=$?; set +e; tmux -S "$TMUX_SOCK" kill-server 2>/dev/null; (exit $rc); testenv_cleanup' EXIT
+	tmux -S "$TMUX_SOCK" new-window -d -n shell "${env[@]}" "env PS1='[\\# \$?]\\$ ' bash --norc --noprofile -i"
+	shell_prompted() { tmux_pane shell | grep -qE '^\[1 0\][#$]'; }
+	wait_for 30 "the shell's prompt in the tmux window" shell_prompted
+}
+
+# tmux_pane WINDOW [ARGS...]: what WINDOW shows now (ARGS go to capture-pane, e.g. -S - for the scrollback too).
+tmux_pane() {
+	local window=$1
+	shift
+	tmux -S "$TMUX_SOCK" capture-pane -p "$@" -t "$window"
+}
+
+# tmux_type COMMAND: type COMMAND at the tmux shell and press Enter, as a
+# person would, and wait for the next prompt; sets screen (the lines the
+# command printed, as the window shows them) and status (its exit status, as
+# the prompt shows it).
+tmux_type() {
+	local n pane
+	n=$(tmux_pane shell -S - | sed -n 's/^\[\([0-9]*\) [0-9]*\][#$].*/\1/p' | tail -n 1)
+	tmux -S "$TMUX_SOCK" send-keys -t shell -l "$1"
+	tmux -S "$TMUX_SOCK" send-keys -t shell Enter
+	prompted() { tmux_pane shell -S - | grep -qE "^\[$((n + 1)) [0-9]+\][#$]"; }
+	wait_for 60 "'$1' to finish in the tmux shell" prompted
+	pane=$(tmux_pane shell -S -)
+	status=$(sed -n "s/^\[$((n + 1)) \([0-9]*\)\].*/\1/p" <<<"$pane")
+	screen=$(awk -v typed="[$n " -v next_prompt="[$((n + 1)) " 'index($0, next_prompt) == 1 { exit }
+		on { print } index($0, typed) == 1 { on = 1 }' <<<"$pane")
+	log "\$ $1 (exit $status):"$'\n'"$screen"
+}
+
+# ---- the migration report in a real browser (report.sh, demo.sh) ----
+
+# chromium_headless DIR ARGS...: Debian's chromium, headless, with a fresh profile under DIR.
+chromium_headless() {
+	local profile rc=0
+	profile=$(mktemp -d "$1/chromium.XXXXXX")
+	shift
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 "$@" || rc=$?
+	rm -rf "$profile"
+	return $rc
+}
+
+# report_in_chromium REPORT DIR: the page kubectl drashift report wrote, as
+# a browser sees it. It must be self-contained (no script, no external URL),
+# and chromium must load it without a console error. Leaves DIR/dom.html (the
+# DOM chromium built), DIR/chromium.log and DIR/report.png (a 1240 px wide
+# screenshot; a copy at $REPORT_SCREENSHOT when that is set, for docs/).
+report_in_chromium() {
+	local report=$1 dir=$2
+	command -v chromium >/dev/null || fail "chromium is missing (Debian package chromium; tools/lib/common.sh installs it)"
+	grep -Eiq '<script|(src|href)=|url\(|@import' "$report" &&
+		fail "the report loads something from outside: $(grep -Eio '<script|(src|href)=[^ >]*|url\([^)]*\)|@import' "$report" | head -3)"
+	chromium_headless "$dir" --dump-dom "file://$report" >"$dir/dom.html" 2>"$dir/chromium.log" ||
+		fail "chromium failed: $(tail -5 "$dir/chromium.log")"
+	grep -E 'CONSOLE|Uncaught|Page load failed' "$dir/chromium.log" &&
+		fail "chromium reported errors for the page (above; log in $dir/chromium.log)"
+	chromium_headless "$dir" --screenshot="$dir/report.png" --window-size=1240,1400 --hide-scrollbars "file://$report" \
+		>/dev/null 2>>"$dir/chromium.log" || fail "chromium took no screenshot: $(tail -5 "$dir/chromium.log")"
+	[ "$(head -c 8 "$dir/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "the screenshot is not a PNG"
+	if [ -n "${REPORT_SCREENSHOT:-}" ]; then cp "$dir/report.png" "$REPORT_SCREENSHOT"; fi
+}
+
+# report_lanes_are DIR POOLS...: the timeline in DIR/dom.html (report_in_chromium)
+# has a lane for each of POOLS and for each node labelled drashift.io/pool, and no other.
+report_lanes_are() {
+	local dir=$1 lanes want
+	shift
+	lanes=$(grep -o "data-lane=\"[^\"]*\"" "$dir/dom.html" | sed 's/data-lane="\(.*\)"/\1/' | sort | tr '\n' ' ')
+	want=$(
+		{
+			printf 'pool:%s\n' "$@"
+			kubectl get nodes -l drashift.io/pool -o jsonpath='{range .items[*]}node:{.metadata.name}{"\n"}{end}'
+		} | sort | tr '\n' ' '
+	)
+	expect_eq "$lanes" "$want" "the timeline's lanes in chromium's DOM"
+}

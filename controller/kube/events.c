@@ -705,10 +705,25 @@ static bool events_valid_name(const char *s, size_t max)
 
 /*
  * The suffix upstream's recorders give an Event's name: the wall clock in
- * nanoseconds, in hex. The apiserver lists Events by name, so Events made in
- * the same second (which `kubectl describe` cannot tell apart: it sorts on
- * lastTimestamp, which has whole seconds) come in the order they happened.
- * Strictly increasing per recorder, so two Events never share a name.
+ * nanoseconds, in hex (16 digits, so names sort as numbers). Strictly
+ * increasing per recorder, so two Events never share a name.
+ *
+ * It also orders what `kubectl describe` cannot. Its DescribeEvents
+ * (k8s.io/kubectl/pkg/describe/describe.go) calls
+ * sort.Sort(event.SortableEvents(items)), whose Less
+ * (k8s.io/kubectl/pkg/util/event/sorted_event_list.go, read in kubectl
+ * v0.37.2) compares lastTimestamp alone: whole seconds, no eventTime or
+ * series fallback (that is `kubectl events`, pkg/cmd/events). sort.Sort is
+ * pdqsort and not stable, so Events of the same second have no order of
+ * their own there; they keep the order the API listed them in only where
+ * the sort leaves it: 12 Events or fewer (insertion sort, which is stable),
+ * or a list already in order (pdqsort returns a sorted run untouched). The
+ * API lists an object's Events by name, which here is their creation time,
+ * so the list is already in order and the Events of one second come in the
+ * order they happened, unless an Event counted again (its lastTimestamp
+ * moved later; its name did not) unsorts a list of more than 12: then two
+ * Events of the same second may swap. Only the seconds are drashift's to
+ * set; eventTime keeps the microseconds for `kubectl events` and -o json.
  */
 static uint64_t events_name_suffix(events_recorder_t *rec)
 {

@@ -3,7 +3,10 @@
 # cluster, the simulated fleet and drashift, applies a plan, follows it until
 # the first pool is on DRA and prints `kubectl describe migrationplan`; the
 # simulator saw no double ownership or double allocation; the printed hint
-# works; tools/demo down stops every process it started.
+# works, and with it `kubectl drashift report demo` gives a page headless
+# chromium loads without a console error, with a lane for each pool and node
+# (REPORT_SCREENSHOT=path keeps its screenshot: docs/report.png); tools/demo
+# down stops every process it started.
 source "$(dirname "$0")/../lib.sh"
 export DRASHIFT_DEMO_DIR DEMO_POOLS=a:3x4,b:2x4 DEMO_BAKE=3s DEMO_TIMEOUT=300
 DRASHIFT_DEMO_DIR=$(mktemp -d "${TMPDIR:-/tmp}/drashift-demo.XXXXXX")
@@ -33,6 +36,19 @@ metrics=$(printf '%s\n' "$out" | sed -n 's/^ *curl -s \(http[^ ]*\) .*/\1/p')
 curl -sf "$metrics" >"$DRASHIFT_DEMO_DIR/fleet.metrics" || fail "the fleet's metrics at '$metrics' are unreachable"
 grep -qx 'fleetsim_double_ownership_total 0' "$DRASHIFT_DEMO_DIR/fleet.metrics" || fail "double ownership seen during the demo"
 grep -qx 'fleetsim_double_allocation_total 0' "$DRASHIFT_DEMO_DIR/fleet.metrics" || fail "double allocation seen during the demo"
+
+# The demo's plan as the report the hint offers, in a real browser: a lane for
+# each pool and each node of the demo. Its history is written 2 s after a
+# transition: the report is taken once pool a's arrival on DRA is in it.
+a_on_dra_recorded() {
+	kubectl -n drashift-system get configmap drashift-history-demo -o jsonpath='{.data.transitions}' |
+		grep -q '"kind":"pool","pool":"a","from":"[A-Za-z]*","to":"DRA"'
+}
+wait_for 60 "pool a's arrival on DRA in the demo plan's history" a_on_dra_recorded
+kubectl drashift report demo -o "$DRASHIFT_DEMO_DIR/report.html" 2>"$DRASHIFT_DEMO_DIR/report.err" ||
+	fail "kubectl drashift report demo failed: $(cat "$DRASHIFT_DEMO_DIR/report.err")"
+report_in_chromium "$DRASHIFT_DEMO_DIR/report.html" "$DRASHIFT_DEMO_DIR"
+report_lanes_are "$DRASHIFT_DEMO_DIR" a b
 
 pids=$(cat "$DRASHIFT_DEMO_DIR"/run/*.pid "$DRASHIFT_DEMO_DIR"/cluster/run/*.pid)
 [ "$(printf '%s\n' "$pids" | wc -l)" -eq 6 ] || fail "demo recorded $(printf '%s\n' "$pids" | wc -l) processes, want 6"

@@ -4,7 +4,8 @@
 # prints the spec, then the status with its fields in alphabetical order, so
 # the status opens with status.activity: the phase, what drashift waits for
 # next, and the action to take. Each pool has its one-line gate beside the
-# structured signals, and the conditions say what to run.
+# structured signals, and the conditions say what to run. Its Events come
+# oldest first, checked against the Events' lastTimestamp in the API.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 start_fleet_plan_baking
@@ -35,5 +36,42 @@ first=$(echo "$block" | sed -n 2p)
 expect_contains "$first" "Action: kubectl drashift resume fleet" "the first status line of a paused plan"
 grep -q 'Message: .*kubectl drashift resume fleet' <<<"$block" ||
 	fail "the Paused condition does not say how to go on:"$'\n'"$(echo "$block" | head -40)"
+
+# ---- the Events, oldest first ----
+# kubectl describe sorts them on lastTimestamp alone (whole seconds) with a
+# sort that is not stable (controller/kube/events.c says where and what
+# drashift does about it): row i of its Events table must be an Event of the
+# plan whose lastTimestamp is the i-th oldest; within one second any order.
+uid=$(plan_field fleet '{.metadata.uid}')
+# The plan's Events from the API: "LASTTIMESTAMP<TAB>REASON<TAB>MESSAGE", oldest first.
+api_events() {
+	kubectl get events -A --field-selector "involvedObject.uid=$uid" -o json |
+		jq -r '.items | sort_by(.lastTimestamp)[] | [.lastTimestamp, .reason, (.message | gsub("^\\s+|\\s+$"; ""))] | @tsv'
+}
+# The Events table of the real kubectl describe: "REASON<TAB>MESSAGE", top to
+# bottom, cut where the header's columns start (an Age may hold spaces: "3s (x2 over 9s)").
+describe_events() {
+	kubectl describe mp fleet | awk '/^Events:/ { on = 1; next }
+		on && /^  Type / { r = index($0, "Reason"); a = index($0, "Age"); m = index($0, "Message"); next }
+		on && r && /^  ----/ { next }
+		on && r && NF { reason = substr($0, r, a - r); sub(/ +$/, "", reason); print reason "\t" substr($0, m) }
+		on && r && !NF { exit }'
+}
+# The API's Events before and after the describe are the same: no Event came in between.
+settled_events() {
+	api_events >"$TEST_DIR/events.before"
+	describe_events >"$TEST_DIR/events.describe"
+	api_events >"$TEST_DIR/events.after"
+	cmp -s "$TEST_DIR/events.before" "$TEST_DIR/events.after"
+}
+wait_for 60 "a kubectl describe with no Event written meanwhile" settled_events
+log "the plan's Events in kubectl describe:"$'\n'"$(cat "$TEST_DIR/events.describe")"
+expect_eq "$(wc -l <"$TEST_DIR/events.describe")" "$(wc -l <"$TEST_DIR/events.after")" "rows of the Events table (the plan's Events: $(cat "$TEST_DIR/events.after"))"
+[ "$(cut -f1 "$TEST_DIR/events.after" | sort -u | wc -l)" -ge 3 ] ||
+	fail "the plan's Events fall in fewer than 3 seconds; their order would prove little: $(cat "$TEST_DIR/events.after")"
+misplaced=$(awk -F '\t' 'NR == FNR { second[NR] = $1; want[$0]++; next }
+	{ key = second[FNR] "\t" $0; if (want[key]-- <= 0) print FNR ": " $0 " (the " FNR "th oldest Event is of " second[FNR] ")" }' \
+	"$TEST_DIR/events.after" "$TEST_DIR/events.describe")
+[ -z "$misplaced" ] || fail "kubectl describe lists Events out of time order:"$'\n'"$misplaced"$'\n'"the plan's Events, oldest first:"$'\n'"$(cat "$TEST_DIR/events.after")"
 expect_no_violations
 log "PASS"

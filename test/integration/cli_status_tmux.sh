@@ -4,7 +4,9 @@
 # and the captured pane read the way a person reads it: the tree of plan,
 # pools and nodes, every line within 120 columns, a node's step with its
 # progress bar, the gate's signal lines, and what drashift waits for. Piped,
-# -w prints one frame and exits.
+# -w prints one frame and exits. Then the verbs, typed at a shell in the same
+# tmux as a person types them: what pause, a refused promote and resume print,
+# their exit status, and pause and resume showing in the live tree.
 source "$(dirname "$0")/../lib.sh"
 command -v tmux >/dev/null || fail "tmux is missing (tools/lib/common.sh ensure_debian_packages installs it)"
 testenv_start
@@ -15,11 +17,8 @@ frame=$(timeout 30 kubectl drashift status fleet -w | cat) || fail "status -w pi
 expect_contains "$frame" "pool a" "the piped frame"
 case $frame in *$'\033'*) fail "the piped frame holds escape sequences" ;; esac
 
-sock="$TEST_DIR/tmux.sock"
-tmux -S "$sock" -f /dev/null new-session -d -x 120 -y 45 -e "PATH=$PATH" -e "KUBECONFIG=$KUBECONFIG" \
-	"kubectl drashift status fleet -w"
-trap 'rc=$?; set +e; tmux -S "$sock" kill-server 2>/dev/null; (exit $rc); testenv_cleanup' EXIT
-pane() { tmux -S "$sock" capture-pane -p -t 0; }
+tmux_start "kubectl drashift status fleet -w"
+pane() { tmux_pane 0; }
 drawn() { pane | grep -q 'pool b'; }
 wait_for 30 "the status tree in the tmux pane" drawn
 sleep 5 # two redraws at least
@@ -42,7 +41,21 @@ done <<<"$screen"
 grep -q '^action: none' <<<"$screen" || fail "no action line"
 # Redrawn in place: after several redraws (one each 2 s) the pane and its
 # scrollback hold one tree, not a scroll of frames.
-history=$(tmux -S "$sock" capture-pane -p -S - -t 0)
+history=$(tmux_pane 0 -S -)
 expect_eq "$(grep -c '^migrationplan fleet' <<<"$history")" 1 "plan lines in the pane and its scrollback after redraws"
-tmux -S "$sock" kill-server
+
+# ---- the verbs, typed at the shell ----
+tmux_type "kubectl drashift pause fleet"
+expect_eq "$status" 0 "exit status of pause"
+expect_eq "$screen" "migrationplan.drashift.io/fleet: spec.paused false -> true" "what pause printed"
+paused_shown() { pane | grep -q '^migrationplan fleet .*PAUSED$'; }
+wait_for 30 "PAUSED on the plan line of status -w" paused_shown
+tmux_type "kubectl drashift promote fleet c"
+expect_eq "$status" 1 "exit status of a promote of a pool the plan does not have"
+expect_eq "$screen" "kubectl drashift promote: the plan has no pool c (see spec.pools)" "what the refused promote printed"
+tmux_type "kubectl drashift resume fleet"
+expect_eq "$status" 0 "exit status of resume"
+expect_eq "$screen" "migrationplan.drashift.io/fleet: spec.paused true -> false" "what resume printed"
+resumed_shown() { ! pane | grep -q PAUSED; }
+wait_for 30 "PAUSED gone from status -w" resumed_shown
 log "PASS"
