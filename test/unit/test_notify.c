@@ -32,29 +32,30 @@ typedef struct {
 	const char *want; /* "event:pool ..." in order; "" none */
 } row_t;
 
-static const notify_pool_t quiet = { "b", "Legacy", "Legacy", false, false, "" };
+/* Pool b at rest (a macro: a const object is no constant initializer in C17). */
+#define QUIET { "b", "Legacy", "Legacy", false, false, "" }
 
 static const row_t rows[] = {
-	{ "nothing changed", false, false, NULL, NULL, POOL("Canary", "Canary", false, false), quiet, "" },
+	{ "nothing changed", false, false, NULL, NULL, POOL("Canary", "Canary", false, false), QUIET, "" },
 	{ "first status: no phase recorded, even on DRA", false, false, NULL, NULL, POOL(NULL, "DRA", false, false),
-	  quiet, "" },
-	{ "a pool reached DRA", false, false, NULL, NULL, POOL("Expanding", "DRA", false, false), quiet, "poolDone:a" },
-	{ "a pool already on DRA", false, false, NULL, NULL, POOL("DRA", "DRA", false, false), quiet, "" },
-	{ "a pool failed", false, false, NULL, NULL, POOL("Expanding", "Failed", false, false), quiet, "failure:a" },
-	{ "a failed pool stays failed", false, false, NULL, NULL, POOL("Failed", "Failed", false, false), quiet, "" },
-	{ "canary waits for approval", false, false, NULL, NULL, POOL("Canary", "Canary", false, true), quiet,
+	  QUIET, "" },
+	{ "a pool reached DRA", false, false, NULL, NULL, POOL("Expanding", "DRA", false, false), QUIET, "poolDone:a" },
+	{ "a pool already on DRA", false, false, NULL, NULL, POOL("DRA", "DRA", false, false), QUIET, "" },
+	{ "a pool failed", false, false, NULL, NULL, POOL("Expanding", "Failed", false, false), QUIET, "failure:a" },
+	{ "a failed pool stays failed", false, false, NULL, NULL, POOL("Failed", "Failed", false, false), QUIET, "" },
+	{ "canary waits for approval", false, false, NULL, NULL, POOL("Canary", "Canary", false, true), QUIET,
 	  "awaitingApproval:a" },
-	{ "still waiting", false, false, NULL, NULL, POOL("Canary", "Canary", true, true), quiet, "" },
+	{ "still waiting", false, false, NULL, NULL, POOL("Canary", "Canary", true, true), QUIET, "" },
 	{ "approved: the wait ends, nothing to say", false, false, NULL, NULL, POOL("Canary", "Expanding", true, false),
-	  quiet, "" },
+	  QUIET, "" },
 	{ "a breach freezes the plan", false, true, NULL, "a-allocationLatencyP95-1700000000",
-	  POOL("Canary", "Frozen", false, false), quiet, "breach:- freeze:-" },
+	  POOL("Canary", "Frozen", false, false), QUIET, "breach:- freeze:-" },
 	{ "still frozen, breach recorded", true, true, "a-allocationLatencyP95-1700000000",
-	  "a-allocationLatencyP95-1700000000", POOL("Frozen", "Frozen", false, false), quiet, "" },
+	  "a-allocationLatencyP95-1700000000", POOL("Frozen", "Frozen", false, false), QUIET, "" },
 	{ "acknowledged: the freeze lifts, nothing to say", true, false, "a-allocationLatencyP95-1700000000",
-	  "a-allocationLatencyP95-1700000000", POOL("Frozen", "Canary", false, false), quiet, "" },
+	  "a-allocationLatencyP95-1700000000", POOL("Frozen", "Canary", false, false), QUIET, "" },
 	{ "a second breach after an acknowledgement", false, true, "a-allocationLatencyP95-1700000000",
-	  "a-readyLatencyP95-1700000600", POOL("Expanding", "Frozen", false, false), quiet, "breach:- freeze:-" },
+	  "a-readyLatencyP95-1700000600", POOL("Expanding", "Frozen", false, false), QUIET, "breach:- freeze:-" },
 	{ "two pools at once, in plan order", false, false, NULL, NULL, POOL("Expanding", "DRA", false, false),
 	  { "b", "Canary", "Failed", false, false, "1 node(s) failed" }, "poolDone:a failure:b" },
 };
