@@ -374,7 +374,7 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 		st.prepared = claimRefs(claims)
 		st.attempts = 0
 	case pathDevicePlugin:
-		msg := ""
+		var msg string
 		if !sn.pluginActive() {
 			// The device manager has no healthy device for the resource.
 			msg = fmt.Sprintf("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices %s, which is unexpected", s.cfg.ExtendedResource)
