@@ -11,7 +11,8 @@
 #         timeout, counted on /metrics, while the migration goes on;
 #   oncall only failure, of a second plan over pool c, whose canary c-0 has a
 #         driver that publishes one device fewer than the plugin had: the
-#         handover fails after its 5 s deadline, and oncall gets failure once.
+#         handover fails after its 5 s deadline (the plan freezes too: a
+#         failed step is a breach), and oncall gets failure once.
 # The URLs carry a token: it never appears in drashift's log.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
@@ -147,8 +148,10 @@ spec:
     deadlines: {handover: 5s}
 EOF_PLAN
 wait_for 90 "oncall to hear that pool c failed" got oncall "failure c"
-expect_contains "$(kubectl get node c-0 -o jsonpath='{.metadata.annotations.drashift\.io/failure}')" \
-	"the driver advertises 3 physical devices" "c-0's failure record"
+# Which wait ran out first (allocatable to drop to 0, or the driver's devices) depends on the
+# machine's pace; either is a failed handover.
+expect_eq "$(kubectl get node c-0 -o jsonpath='{.metadata.annotations.drashift\.io/step}')" failed "c-0's step"
+[ -n "$(kubectl get node c-0 -o jsonpath='{.metadata.annotations.drashift\.io/failure}')" ] || fail "c-0 has no failure record"
 b=$(body oncall failure)
 expect_eq "$(jq -r '[.plan, .pool, .phase, .previousPhase] | join(" ")' <<<"$b")" "failing c Frozen Canary" "the failure body"
 expect_contains "$(jq -r .message <<<"$b")" "1 node(s) failed their handover; the pool is Frozen: " "the failure's message"
