@@ -334,6 +334,13 @@ static bool nt_true(const cJSON *obj, const char *key)
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, key));
 }
 
+/* A pool's status.pools[].nodes.failed; 0 when not recorded. */
+static int64_t nt_failed(const cJSON *pool)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "nodes"), "failed");
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (int64_t)v->valuedouble : 0;
+}
+
 /* A pool's entry in status.pools by name; NULL when none. */
 static const cJSON *nt_pool_status(const cJSON *status, const char *pool)
 {
@@ -356,9 +363,14 @@ notifier_batch_t *notifier_decide(const plan_t *plan, const cJSON *old_status, c
 	for (size_t i = 0; i < plan->n_pools; i++) {
 		const cJSON *was = nt_pool_status(old_status, plan->pools[i].name);
 		const cJSON *is = nt_pool_status(new_status, plan->pools[i].name);
-		pools[i] = (notify_pool_t){ plan->pools[i].name, nt_str(was, "phase"), nt_str(is, "phase"),
-					    nt_true(was, "awaitingApproval"), nt_true(is, "awaitingApproval"),
-					    nt_str(is, "message") };
+		pools[i] = (notify_pool_t){ plan->pools[i].name,
+					    nt_str(was, "phase"),
+					    nt_str(is, "phase"),
+					    nt_true(was, "awaitingApproval"),
+					    nt_true(is, "awaitingApproval"),
+					    nt_str(is, "message"),
+					    nt_failed(was),
+					    nt_failed(is) };
 	}
 	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(new_status, "breach");
 	notify_input_t in = {

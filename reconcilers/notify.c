@@ -54,7 +54,7 @@ size_t notify_decide(const notify_input_t *in, notify_t *out)
 		out[n++] = (notify_t){ NOTIFY_FREEZE, -1 };
 	for (size_t i = 0; i < in->n_pools; i++) {
 		const notify_pool_t *p = &in->pools[i];
-		if (notify_became(p, "Failed"))
+		if (p->phase_was != NULL && p->failed > p->failed_was)
 			out[n++] = (notify_t){ NOTIFY_FAILURE, (long)i };
 		if (notify_became(p, "DRA"))
 			out[n++] = (notify_t){ NOTIFY_POOL_DONE, (long)i };
@@ -97,11 +97,12 @@ static void notify_words(const notify_input_t *in, const notify_t *n, char **mes
 		*text = xasprintf("drashift: plan %s: pool %s is on DRA (%s)", in->plan, p->name, pool_message);
 		return;
 	case NOTIFY_FAILURE:
-		*message = xstrdup(pool_message);
+		*message = xasprintf("%" PRId64 " node(s) failed their handover; the pool is %s: %s", p->failed,
+				     notify_or(p->phase, "?"), pool_message);
 		*action = xasprintf("read the failed nodes' drashift.io/failure annotation and Events, fix the cause, or "
 				    "kubectl drashift rollback %s %s",
 				    in->plan, p->name);
-		*text = xasprintf("drashift: plan %s: pool %s failed: %s. Action: %s", in->plan, p->name, pool_message, *action);
+		*text = xasprintf("drashift: plan %s: pool %s: %s. Action: %s", in->plan, p->name, *message, *action);
 		return;
 	case NOTIFY_AWAITING_APPROVAL:
 	default:

@@ -11,7 +11,11 @@
  *                     freezes, so breach and freeze arrive together; filter
  *                     with events to get one of them)
  *   poolDone          a pool's phase became DRA
- *   failure           a pool's phase became Failed (a node failed its handover)
+ *   failure           more of a pool's nodes failed their handover than the
+ *                     recorded status counted (status.pools[].nodes.failed
+ *                     rose). Not the pool's phase: a failed node is also a
+ *                     failedSteps breach, which freezes the plan in the same
+ *                     reconcile, so the pool shows Frozen, not Failed
  *   awaitingApproval  a pool's canary baked and passed and its promotion is
  *                     Manual: it waits for kubectl drashift promote
  *
@@ -67,6 +71,7 @@ typedef struct {
 	const char *phase;
 	bool awaiting_was, awaiting;
 	const char *message; /* status.pools[].message now */
+	int64_t failed_was, failed; /* status.pools[].nodes.failed before and now */
 } notify_pool_t;
 
 /* The recorded breach (status.breach). */

@@ -8,12 +8,16 @@
 #         first POST 500: drashift retries, the next POST is delivered, and
 #         the 500 shows on /metrics;
 #   gone  nothing listens on its port: every notification fails after its
-#         timeout, counted on /metrics, while the migration goes on.
+#         timeout, counted on /metrics, while the migration goes on;
+#   oncall only failure, of a second plan over pool c, whose canary c-0 has a
+#         driver that publishes one device fewer than the plugin had: the
+#         handover fails after its 5 s deadline (the plan freezes too: a
+#         failed step is a breach), and oncall gets failure once.
 # The URLs carry a token: it never appears in drashift's log.
 source "$(dirname "$0")/../lib.sh"
 testenv_start
 install_drashift
-start_fleet --pools a:2x4,b:2x4
+start_fleet --pools a:2x4,b:2x4,c:1x4 --faults node=c-0:missing-devices=1
 start_operator
 kubectl_drashift_on_path
 create_namespace team-load
@@ -29,6 +33,7 @@ receiver() {
 }
 receiver ops
 receiver chat 1
+receiver oncall
 dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 TOKEN=T000-B000-s3cr3t-token
 
@@ -123,12 +128,45 @@ expect_eq "$(body ops freeze | jq -r .action)" \
 
 log "step 3: breach and freeze delivered with breach $breach"
 
-# ---- 4. each change once, in order; chat only what it asked for; no token in the log ----
+# ---- 4. a node fails its handover: failure ----
+kubectl apply -f - >/dev/null <<EOF_PLAN
+apiVersion: drashift.io/v1alpha1
+kind: MigrationPlan
+metadata: {name: failing}
+spec:
+  driver: gpu.example.com
+  extendedResource: example.com/gpu
+  deviceClassNames: [gpu.example.com]
+  notifications:
+    webhooks:
+    - {name: oncall, url: "http://127.0.0.1:$(cat "$TEST_DIR/oncall.port")/oncall", events: [failure]}
+  pools:
+  - name: c
+    nodeSelector: {matchLabels: {drashift.io/pool: c}}
+    canary: {nodes: 1}
+    bakeTime: 1h
+    deadlines: {handover: 5s}
+EOF_PLAN
+wait_for 90 "oncall to hear that pool c failed" got oncall "failure c"
+# Which wait ran out first (allocatable to drop to 0, or the driver's devices) depends on the
+# machine's pace; either is a failed handover.
+expect_eq "$(kubectl get node c-0 -o jsonpath='{.metadata.annotations.drashift\.io/step}')" failed "c-0's step"
+[ -n "$(kubectl get node c-0 -o jsonpath='{.metadata.annotations.drashift\.io/failure}')" ] || fail "c-0 has no failure record"
+b=$(body oncall failure)
+expect_eq "$(jq -r '[.plan, .pool, .phase, .previousPhase] | join(" ")' <<<"$b")" "failing c Frozen Canary" "the failure body"
+expect_contains "$(jq -r .message <<<"$b")" "1 node(s) failed their handover; the pool is Frozen: " "the failure's message"
+expect_eq "$(jq -r .action <<<"$b")" \
+	"read the failed nodes' drashift.io/failure annotation and Events, fix the cause, or kubectl drashift rollback failing c" \
+	"the failure's action"
+log "step 4: failure delivered for pool c"
+
+# ---- 5. each change once, in order; chat only what it asked for; no token in the log ----
 sleep 5 # anything sent twice would arrive now
 expect_eq "$(received ops | tr '\n' ,)" "200 awaitingApproval a,200 poolDone a,200 breach b,200 freeze b," "what ops received"
 expect_eq "$(received chat | tr '\n' ,)" "500 awaitingApproval a,200 awaitingApproval a,200 poolDone a," "what chat received"
+expect_eq "$(received oncall | tr '\n' ,)" "200 failure c," "what oncall received"
 ! grep -q s3cr3t "$TEST_DIR/operator.log" || fail "the webhook URL's token is in drashift's log: $(grep -m 1 s3cr3t "$TEST_DIR/operator.log")"
 grep -q 'msg="notification not delivered".*webhook=gone.*host=127.0.0.1:'"$dead" "$TEST_DIR/operator.log" ||
 	fail "no log line for the gone webhook's failure"
 expect_no_violations
-log "step 4: every change notified once; failures counted; no token logged"
+log "step 5: every change notified once; failures counted; no token logged"

@@ -4,8 +4,11 @@
 # example.com/gpu on 4 GPUs, the driver publishes 4 devices) and a MIG pool
 # (mixed strategy: 3 x 1g.10gb + 1 x 3g.40gb per GPU; the driver publishes
 # partitionable devices, whole GPUs and MIG placements over 3 slices, so 10
-# devices for 2 GPUs), with a NIC driver's slices beside the GPU driver's on
-# every node. Both pools go to DRA and back:
+# devices for 2 GPUs) and an MPS pool (NVIDIA's plugin with sharing.mps,
+# 3 replicas per GPU: 6 example.com/gpu on 2 GPUs, GFD's sharing-strategy=mps
+# and mps.capable=true, and a container asking for 2 units refused at
+# admission), with a NIC driver's slices beside the GPU driver's on the first
+# two. All three pools go to DRA and back:
 #   1. a pod using a MIG profile holds its node on the device plugin until it
 #      finishes (capacity.legacyResources drains like the extended resource);
 #   2. the handover records what the plugin's units stand for (GFD labels)
@@ -19,8 +22,8 @@ source "$(dirname "$0")/../lib.sh"
 command -v promtool >/dev/null || fail "promtool is missing (Debian package prometheus; tools/test installs it)"
 testenv_start
 install_drashift
-start_fleet --pools ts:2x4,mig:2x2 \
-	--shapes ts:replicas=4,mig:mig=1g.10gb*3+3g.40gb*1,mig:partitionable,mig:slices=2,ts:nic=2,mig:nic=2
+start_fleet --pools ts:2x4,mig:2x2,mps:2x2 \
+	--shapes ts:replicas=4,mig:mig=1g.10gb*3+3g.40gb*1,mig:partitionable,mig:slices=2,ts:nic=2,mig:nic=2,mps:replicas=3,mps:sharing=mps
 start_operator
 create_namespace team-load
 create_namespace team-mig
@@ -30,6 +33,28 @@ expect_eq "$(kubectl get node ts-0 -o jsonpath='{.status.allocatable.example\.co
 	"16 4 time-slicing" "ts-0: plugin units and GFD sharing labels"
 expect_eq "$(kubectl get node mig-0 -o jsonpath='{.status.allocatable.example\.com/mig-1g\.10gb} {.status.allocatable.example\.com/mig-3g\.40gb} {.metadata.labels.example\.com/mig\.strategy} {.metadata.labels.example\.com/gpu\.count}')" \
 	"6 2 mixed 2" "mig-0: MIG profiles and GFD labels"
+expect_eq "$(kubectl get node mps-0 -o jsonpath='{.status.allocatable.example\.com/gpu} {.metadata.labels.example\.com/gpu\.replicas} {.metadata.labels.example\.com/gpu\.sharing-strategy} {.metadata.labels.example\.com/mps\.capable} {.metadata.labels.example\.com/gpu\.count}')" \
+	"6 3 mps true 2" "mps-0: plugin units and GFD's MPS labels"
+
+# MPS gives each unit a fixed share of a GPU, so the plugin refuses a
+# container that asks for two and the kubelet fails the pod at admission.
+create_namespace team-mps
+kubectl -n team-mps create -f - >/dev/null <<'EOF_POD'
+apiVersion: v1
+kind: Pod
+metadata: {name: two-units}
+spec:
+  nodeSelector: {kubernetes.io/hostname: mps-0}
+  restartPolicy: Never
+  containers: [{name: main, image: registry.invalid/mps, resources: {limits: {example.com/gpu: 2}}}]
+EOF_POD
+two_units_failed() { [ "$(kubectl -n team-mps get pod two-units -o jsonpath='{.status.phase}')" = Failed ]; }
+wait_for 30 "the pod asking for 2 MPS units to fail" two_units_failed
+expect_eq "$(kubectl -n team-mps get pod two-units -o jsonpath='{.status.reason}')" UnexpectedAdmissionError "reason of the 2-unit MPS pod"
+expect_contains "$(kubectl -n team-mps get pod two-units -o jsonpath='{.status.message}')" \
+	"request for 'example.com/gpu: 2' too large: maximum request size for shared resources is 1" "the plugin's refusal"
+kubectl delete namespace team-mps --wait=false >/dev/null
+
 nics() { kubectl get resourceslices -o jsonpath='{range .items[?(@.spec.driver=="nic.example.com")]}{.spec.nodeName}{"\n"}{end}' | sort | tr '\n' ' '; }
 nics_up() { [ "$(nics)" = "mig-0 mig-1 ts-0 ts-1 " ]; }
 wait_for 30 "the NIC driver's slices" nics_up
@@ -56,7 +81,7 @@ spec:
   driver: gpu.example.com
   extendedResource: example.com/gpu
   deviceClassNames: [gpu.example.com]
-  maxConcurrentPools: 2
+  maxConcurrentPools: 3
   slo: {minSamples: 2}
   pools:
   - name: ts
@@ -68,6 +93,10 @@ spec:
     canary: {nodes: 1}
     bakeTime: 2s
     capacity: {legacyResources: [example.com/mig-1g.10gb, example.com/mig-3g.40gb]}
+  - name: mps
+    nodeSelector: {matchLabels: {drashift.io/pool: mps}}
+    canary: {nodes: 1}
+    bakeTime: 2s
 EOF_PLAN
 
 # ---- 1. the MIG pods hold their nodes on the device plugin until they finish ----
@@ -87,8 +116,8 @@ done
 expect_eq "$draining" 1 "a MIG node seen draining while its pod ran"
 log "step 1: the MIG pods kept their nodes on the device plugin until they finished"
 
-# ---- 2. both pools to DRA: the gates see claims on the canaries ----
-fed_ts=0 fed_mig=0
+# ---- 2. the pools to DRA: the gates see claims on the canaries ----
+fed_ts=0 fed_mig=0 fed_mps=0
 feed_gates() {
 	if [ $fed_ts = 0 ] && plan_field shapes '{.status.pools[0].message}' | grep -q 'waiting for the SLO gate'; then
 		dra_load team-load ts 2
@@ -98,10 +127,14 @@ feed_gates() {
 		dra_load team-load mig 2
 		fed_mig=1
 	fi
+	if [ $fed_mps = 0 ] && plan_field shapes '{.status.pools[2].message}' | grep -q 'waiting for the SLO gate'; then
+		dra_load team-load mps 2
+		fed_mps=1
+	fi
 	[ "$(plan_field shapes '{.status.phase}')" = DRA ]
 }
-wait_for 240 "both pools to reach DRA" feed_gates
-expect_eq "$(plan_field shapes '{.status.nodesOnDRA}')" 4/4 "nodes on DRA"
+wait_for 240 "the pools to reach DRA" feed_gates
+expect_eq "$(plan_field shapes '{.status.nodesOnDRA}')" 6/6 "nodes on DRA"
 for n in ts-0 ts-1; do
 	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.annotations.drashift\.io/legacy-devices}/{.metadata.annotations.drashift\.io/dra-devices}')" \
 		16/4 "$n: the plugin's 16 units recorded as 4 devices"
@@ -112,20 +145,27 @@ for n in mig-0 mig-1; do
 	expect_eq "$(kubectl get resourceslices -o jsonpath="{range .items[?(@.spec.nodeName==\"$n\")]}{.spec.driver}{\"\\n\"}{end}" | grep -c '^gpu.example.com$')" \
 		3 "$n: the GPU driver's slices (counter sets and two device slices)"
 done
+for n in mps-0 mps-1; do
+	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.annotations.drashift\.io/legacy-devices}/{.metadata.annotations.drashift\.io/dra-devices}')" \
+		6/2 "$n: the plugin's 6 MPS units recorded as 2 devices"
+done
 expect_eq "$(nics)" "mig-0 mig-1 ts-0 ts-1 " "the NIC driver's slices beside the GPU driver's"
 expect_no_violations
-log "step 2: both pools on DRA"
+log "step 2: the three pools on DRA"
 
 # ---- 3. capacity: the view and the drift in physical devices ----
 signals=$(plan_field shapes '{range .status.signals[*]}{.pool} {.name} {.verdict} {.value}{"\n"}{end}')
 expect_contains "$signals" "ts capacityDrift Pass 0" "capacity drift of the time-sliced pool"
 expect_contains "$signals" "mig capacityDrift Pass 0" "capacity drift of the MIG pool"
-settled() { [ "$(plan_field shapes '{.status.pools[0].capacity.draDevices.allocated}{.status.pools[1].capacity.draDevices.allocated}')" = 00 ]; }
+expect_contains "$signals" "mps capacityDrift Pass 0" "capacity drift of the MPS pool"
+settled() { [ "$(plan_field shapes '{.status.pools[0].capacity.draDevices.allocated}{.status.pools[1].capacity.draDevices.allocated}{.status.pools[2].capacity.draDevices.allocated}')" = 000 ]; }
 wait_for 60 "the load's claims to be released" settled
 expect_eq "$(plan_field shapes '{.status.pools[0].capacity.draDevices.idle} {.status.pools[0].capacity.legacyUnits.idle}')" \
 	"8 32" "the time-sliced pool's idle capacity in DRA devices and plugin units"
 expect_eq "$(plan_field shapes '{.status.pools[1].capacity.draDevices.idle} {.status.pools[1].capacity.legacyUnits.idle}')" \
 	"4 16" "the MIG pool's idle capacity in GPUs and MIG instances"
+expect_eq "$(plan_field shapes '{.status.pools[2].capacity.draDevices.idle} {.status.pools[2].capacity.legacyUnits.idle}')" \
+	"4 12" "the MPS pool's idle capacity in GPUs and MPS units"
 port=$(sed -n 's/.*msg="http server listening".* port=\([0-9]*\).*/\1/p' "$TEST_DIR/operator.log" | tail -n 1)
 curl -sf "http://127.0.0.1:$port/metrics" >"$TEST_DIR/metrics"
 promtool check metrics <"$TEST_DIR/metrics" || fail "promtool rejects /metrics: $(promtool check metrics <"$TEST_DIR/metrics" 2>&1 | head -5)"
@@ -136,19 +176,20 @@ log "step 3: capacity counted in physical devices"
 # ---- 4. rollback: the plugin's units come back ----
 kubectl patch mp shapes --type=merge -p '{"spec":{"rollback":{"all":true}}}' >/dev/null
 plan_legacy() { [ "$(plan_field shapes '{.status.phase}')" = Legacy ]; }
-wait_for 180 "both pools back on the device plugin" plan_legacy
-for n in ts-0 ts-1 mig-0 mig-1; do
+wait_for 180 "the pools back on the device plugin" plan_legacy
+for n in ts-0 ts-1 mig-0 mig-1 mps-0 mps-1; do
 	expect_eq "$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}/{.metadata.labels.drashift\.io/dra-driver}/{.spec.unschedulable}/{.metadata.annotations.drashift\.io/step}')" \
 		"true/false//" "labels, cordon and record of $n after rollback"
 done
 expect_eq "$(kubectl get node ts-1 -o jsonpath='{.status.allocatable.example\.com/gpu}')" 16 "ts-1's plugin units after rollback"
 expect_eq "$(kubectl get node mig-1 -o jsonpath='{.status.allocatable.example\.com/mig-1g\.10gb}')" 6 "mig-1's MIG units after rollback"
+expect_eq "$(kubectl get node mps-1 -o jsonpath='{.status.allocatable.example\.com/gpu}')" 6 "mps-1's MPS units after rollback"
 expect_eq "$(nics)" "mig-0 mig-1 ts-0 ts-1 " "the NIC driver's slices after rollback"
 expect_no_violations
-log "step 4: both pools rolled back"
+log "step 4: the three pools rolled back"
 
 # ---- 5. units that do not fit the plan's mapping: nothing is touched ----
-kubectl patch mp shapes --type=json -p '[{"op":"replace","path":"/spec/rollback","value":{"pools":["mig"]}},
+kubectl patch mp shapes --type=json -p '[{"op":"replace","path":"/spec/rollback","value":{"pools":["mig","mps"]}},
 	{"op":"add","path":"/spec/pools/0/capacity","value":{"replicasPerDevice":3}}]' >/dev/null
 refused() { kubectl get events -A --field-selector reason=CapacityNotComparable -o jsonpath='{.items[*].message}' | grep -q .; }
 wait_for 60 "the CapacityNotComparable Event" refused

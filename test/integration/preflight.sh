@@ -3,11 +3,13 @@
 # the simulated fleet (which creates the DeviceClass and the two owners'
 # DaemonSets a real cluster has). The API server serves no DeviceTaintRules
 # (neither resource.k8s.io/v1beta2 nor, GA since 1.37, v1's devicetaintrules).
-#   1. a plan (Evict, freezeMode DeviceTaint) on a cluster broken six ways:
+#   1. a plan (Evict, freezeMode DeviceTaint) on a cluster broken eight ways:
 #      the missing DeviceTaintRules make the plan Invalid before preflight
 #      (drashift reads the served API versions at start-up); with freezeMode
 #      Admission the Preflight condition fails with one line per remaining
-#      check, each naming the fix, and no node of the pool moves;
+#      check, each naming the fix, and no node of the pool moves (two of the
+#      eight are the plan's own: a DeviceClass it names that does not exist,
+#      and a pool whose selector matches no node);
 #   2. a pod with a preempting PriorityClass asking for the extended
 #      resource: a warning line that does not block;
 #   3. each thing is fixed as its line says: the checks pass and the canary
@@ -15,12 +17,23 @@
 #   4. a DaemonSet is broken again and the operator restarted mid-migration:
 #      the recorded pass stands and the plan keeps moving;
 #   5. a plan with preflight: Warn moves its pool although a check fails.
+# The `api` check (resource.k8s.io/v1 served) is not made to fail here: an API
+# server that does not serve resource.k8s.io/v1 ResourceClaims when drashift
+# starts never lets a plan reach preflight (controller/manager.c logs "drashift
+# cannot work on this cluster" and asks discovery again every 30 s), so the
+# Fail line could only appear if the API server dropped the group after
+# drashift started. On 1.37.2 that cannot be staged either: restarted with
+# --runtime-config=resource.k8s.io/v1=false (tried on 2026-12-02), the API
+# server never became ready in 120 s, its node authorizer ("Waiting for caches
+# to sync" controller="node_authorizer", authorization mode Node as in every
+# real cluster) failing to list *v1.ResourceSlice. The line is shown by
+# test/unit/test_preflight.c only.
 source "$(dirname "$0")/../lib.sh"
 TESTENV_APISERVER_FLAGS="--runtime-config=resource.k8s.io/v1beta2=false,resource.k8s.io/v1/devicetaintrules=false" testenv_start
 install_drashift
-start_fleet --pools a:2x4,b:1x4
+start_fleet --pools a:2x4,b:1x4,c:1x4
 
-# ---- 1. broken six ways ----
+# ---- 1. broken eight ways ----
 kubectl -n kube-system delete daemonset fleetsim-device-plugin >/dev/null
 kubectl -n kube-system patch daemonset fleetsim-dra-driver --type=merge \
 	-p '{"spec":{"template":{"spec":{"nodeSelector":{"drashift.io/dra-driver":"yes"}}}}}' >/dev/null
@@ -38,7 +51,7 @@ metadata: {name: checked}
 spec:
   driver: gpu.example.com
   extendedResource: example.com/gpu
-  deviceClassNames: [gpu.example.com]
+  deviceClassNames: [gpu.example.com, gpu-shared.example.com]
   slo: {freezeMode: DeviceTaint}
   pools:
   - name: a
@@ -46,6 +59,10 @@ spec:
     canary: {nodes: 1}
     bakeTime: 1h
     drain: {policy: Evict}
+  - name: c
+    nodeSelector: {matchLabels: {drashift.io/pool: cc}}
+    canary: {nodes: 1}
+    bakeTime: 1h
 EOF_PLAN
 
 invalid() { plan_field checked '{.status.conditions[?(@.type=="Invalid")].message}' | grep -q 'DRADeviceTaintRules'; }
@@ -59,12 +76,14 @@ msg=$(preflight checked message)
 log "denied: $msg"
 expect_eq "$(preflight checked status)" False "Preflight status"
 expect_contains "$msg" "Fail deviceClasses: DeviceClass gpu.example.com selects devices of driver nic.example.com, not gpu.example.com: change its selector to device.driver == \"gpu.example.com\"" "class line"
+expect_contains "$msg" "Fail deviceClasses: DeviceClass gpu-shared.example.com does not exist: create it with a selector device.driver == \"gpu.example.com\", or fix spec.deviceClassNames" "missing class line"
 expect_contains "$msg" "Fail daemonSets: no DaemonSet runs only where drashift.io/device-plugin=true" "plugin DaemonSet line"
 expect_contains "$msg" "give the device plugin's DaemonSet nodeSelector {drashift.io/device-plugin: \"true\"}" "plugin DaemonSet fix"
 expect_contains "$msg" "Fail daemonSets: DaemonSet kube-system/fleetsim-dra-driver selects on drashift.io/dra-driver but also runs where it is not true" "driver DaemonSet line"
 expect_contains "$msg" "Pass deviceTaintRules: not needed: spec.slo.freezeMode is Admission" "taint rules line"
 expect_contains "$msg" "Fail access: the ServiceAccount may not create pods/eviction (needed for a pool's drain policy Evict): grant it" "access line"
 expect_contains "$msg" "Fail nodes: pool a: 1 of 2 node(s) do not carry drashift.io/device-plugin=true (a-1)" "nodes line"
+expect_contains "$msg" "Fail nodes: pool c: no node matches spec.pools[1].nodeSelector: label the pool's nodes, or fix the selector" "empty pool line"
 expect_contains "$msg" "Pass api: resource.k8s.io/v1 is served" "api line"
 expect_contains "$(plan_field checked '{.status.pools[0].message}')" "waiting for preflight: fix what the Preflight condition's Fail lines name" "pool a's message"
 expect_eq "$(plan_field checked '{.status.pools[0].startTime}')" "" "pool a's start while preflight fails"
@@ -110,6 +129,15 @@ kubectl -n kube-system patch daemonset fleetsim-dra-driver --type=merge \
 kubectl patch deviceclass gpu.example.com --type=merge \
 	-p '{"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.example.com\""}}]}}' >/dev/null
 kubectl apply -f "$DRASHIFT_ROOT/manifests/rbac.yaml" >/dev/null
+kubectl apply -f - >/dev/null <<'EOF_DC'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu-shared.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+EOF_DC
+kubectl patch mp checked --type=json \
+	-p '[{"op":"replace","path":"/spec/pools/1/nodeSelector","value":{"matchLabels":{"drashift.io/pool":"c"}}}]' >/dev/null
 kubectl label node a-1 drashift.io/device-plugin=true --overwrite >/dev/null
 passed() { [ "$(preflight checked status)" = True ]; }
 wait_for 120 "the checks to pass" passed
@@ -125,7 +153,7 @@ kubectl -n kube-system delete daemonset device-plugin >/dev/null
 kill -TERM "$OPERATOR_PID"
 wait "$OPERATOR_PID" || fail "the operator did not exit 0 on SIGTERM"
 start_operator
-canary_on_dra() { [ "$(plan_field checked '{.status.nodesOnDRA}')" = 1/2 ]; }
+canary_on_dra() { [ "$(plan_field checked '{.status.nodesOnDRA}')" = 1/3 ]; }
 wait_for 120 "the canary to reach DRA after the restart" canary_on_dra
 # Checked again, the plugin's DaemonSet would fail it: the pass recorded for this generation stands.
 expect_eq "$(preflight checked status)" True "Preflight after the restart"

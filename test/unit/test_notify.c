@@ -22,7 +22,9 @@
 #include "xalloc.h"
 
 /* A pool: its phase recorded before and now, awaiting approval before and now. */
-#define POOL(was, is, aw_was, aw) { "a", was, is, aw_was, aw, "all 4 nodes are owned by the DRA driver" }
+#define POOL(was, is, aw_was, aw) { "a", was, is, aw_was, aw, "all 4 nodes are owned by the DRA driver", 0, 0 }
+/* A pool whose failed nodes went from f_was to f (status.pools[].nodes.failed). */
+#define FAILING(was, is, f_was, f) { "a", was, is, false, false, "frozen by an SLO breach", f_was, f }
 
 typedef struct {
 	const char *what;
@@ -33,7 +35,7 @@ typedef struct {
 } row_t;
 
 /* Pool b at rest (a macro: a const object is no constant initializer in C17). */
-#define QUIET { "b", "Legacy", "Legacy", false, false, "" }
+#define QUIET { "b", "Legacy", "Legacy", false, false, "", 0, 0 }
 
 static const row_t rows[] = {
 	{ "nothing changed", false, false, NULL, NULL, POOL("Canary", "Canary", false, false), QUIET, "" },
@@ -41,8 +43,17 @@ static const row_t rows[] = {
 	  QUIET, "" },
 	{ "a pool reached DRA", false, false, NULL, NULL, POOL("Expanding", "DRA", false, false), QUIET, "poolDone:a" },
 	{ "a pool already on DRA", false, false, NULL, NULL, POOL("DRA", "DRA", false, false), QUIET, "" },
-	{ "a pool failed", false, false, NULL, NULL, POOL("Expanding", "Failed", false, false), QUIET, "failure:a" },
-	{ "a failed pool stays failed", false, false, NULL, NULL, POOL("Failed", "Failed", false, false), QUIET, "" },
+	/* A failed node is a failedSteps breach: the plan freezes in the same reconcile, the pool shows Frozen. */
+	{ "a node failed: breach, freeze, failure", false, true, NULL, "a-failedSteps-1700000000",
+	  FAILING("Canary", "Frozen", 0, 1), QUIET, "breach:- freeze:- failure:a" },
+	{ "a failed node stays failed", true, true, "a-failedSteps-1700000000", "a-failedSteps-1700000000",
+	  FAILING("Frozen", "Frozen", 1, 1), QUIET, "" },
+	{ "a second node failed", true, true, "a-failedSteps-1700000000", "a-failedSteps-1700000000",
+	  FAILING("Frozen", "Frozen", 1, 2), QUIET, "failure:a" },
+	{ "a failed node rolled back", true, true, "a-failedSteps-1700000000", "a-failedSteps-1700000000",
+	  FAILING("RollingBack", "RollingBack", 1, 0), QUIET, "" },
+	{ "first status: no phase recorded, a node already failed", false, false, NULL, NULL,
+	  FAILING(NULL, "Failed", 0, 1), QUIET, "" },
 	{ "canary waits for approval", false, false, NULL, NULL, POOL("Canary", "Canary", false, true), QUIET,
 	  "awaitingApproval:a" },
 	{ "still waiting", false, false, NULL, NULL, POOL("Canary", "Canary", true, true), QUIET, "" },
@@ -57,7 +68,8 @@ static const row_t rows[] = {
 	{ "a second breach after an acknowledgement", false, true, "a-allocationLatencyP95-1700000000",
 	  "a-readyLatencyP95-1700000600", POOL("Expanding", "Frozen", false, false), QUIET, "breach:- freeze:-" },
 	{ "two pools at once, in plan order", false, false, NULL, NULL, POOL("Expanding", "DRA", false, false),
-	  { "b", "Canary", "Failed", false, false, "1 node(s) failed" }, "poolDone:a failure:b" },
+	  { "b", "Canary", "Failed", false, false, "1 node(s) failed their handover; expansion stopped", 0, 1 },
+	  "poolDone:a failure:b" },
 };
 
 static void run_row(const row_t *r, notify_input_t *in, notify_pool_t pools[2], char *got, size_t len)
@@ -104,7 +116,7 @@ static void test_payloads(void **state)
 	notify_input_t in;
 	notify_pool_t pools[2];
 	char got[256];
-	run_row(&rows[9], &in, pools, got, sizeof(got)); /* the breach */
+	run_row(&rows[12], &in, pools, got, sizeof(got)); /* the breach */
 	notify_t breach = { NOTIFY_BREACH, -1 };
 	cJSON *o = notify_payload(&in, &breach, NOTIFY_FORMAT_JSON);
 	assert_string_equal(str(o, "kind"), "MigrationPlanNotification");
@@ -137,7 +149,7 @@ static void test_payloads(void **state)
 			    "rollback gpu a");
 	cJSON_Delete(o);
 
-	run_row(&rows[13], &in, pools, got, sizeof(got)); /* a done, b failed */
+	run_row(&rows[16], &in, pools, got, sizeof(got)); /* a done, b failed */
 	notify_t done = { NOTIFY_POOL_DONE, 0 }, failed = { NOTIFY_FAILURE, 1 };
 	o = notify_payload(&in, &done, NOTIFY_FORMAT_SLACK);
 	assert_string_equal(str(o, "event"), "poolDone");
@@ -153,12 +165,27 @@ static void test_payloads(void **state)
 	assert_string_equal(str(o, "event"), "failure");
 	assert_string_equal(str(o, "pool"), "b");
 	assert_string_equal(str(o, "phase"), "Failed");
-	assert_string_equal(str(o, "message"), "1 node(s) failed");
+	assert_string_equal(str(o, "previousPhase"), "Canary");
+	assert_string_equal(str(o, "message"), "1 node(s) failed their handover; the pool is Failed: 1 node(s) failed "
+					       "their handover; expansion stopped");
 	assert_string_equal(str(o, "action"), "read the failed nodes' drashift.io/failure annotation and Events, fix the "
 					      "cause, or kubectl drashift rollback gpu b");
 	cJSON_Delete(o);
 
-	run_row(&rows[6], &in, pools, got, sizeof(got)); /* awaiting approval */
+	run_row(&rows[4], &in, pools, got, sizeof(got)); /* a node failed and the plan froze */
+	notify_t frozen_failure = { NOTIFY_FAILURE, 0 };
+	o = notify_payload(&in, &frozen_failure, NOTIFY_FORMAT_SLACK);
+	assert_string_equal(str(o, "phase"), "Frozen");
+	assert_string_equal(str(o, "message"),
+			    "1 node(s) failed their handover; the pool is Frozen: frozen by an SLO breach");
+	assert_string_equal(str(o, "text"), "drashift: plan gpu: pool a: 1 node(s) failed their handover; the pool is "
+					    "Frozen: frozen by an SLO breach. Action: read the failed nodes' "
+					    "drashift.io/failure annotation and Events, fix the cause, or kubectl drashift "
+					    "rollback gpu a");
+	assert_null(cJSON_GetObjectItemCaseSensitive(o, "breach")); /* the breach has its own notification */
+	cJSON_Delete(o);
+
+	run_row(&rows[9], &in, pools, got, sizeof(got)); /* awaiting approval */
 	notify_t wait = { NOTIFY_AWAITING_APPROVAL, 0 };
 	o = notify_payload(&in, &wait, NOTIFY_FORMAT_SLACK);
 	assert_string_equal(str(o, "event"), "awaitingApproval");

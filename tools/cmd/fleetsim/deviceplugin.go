@@ -78,21 +78,23 @@ func (n *simNode) pluginActive() bool {
 // as the scheduler computes it. Requests equal limits for extended resources;
 // a pod may set only limits (the API defaults requests from them).
 func extendedRequest(pod *v1.Pod, name v1.ResourceName) int64 {
-	get := func(c *v1.Container) int64 {
-		if q, ok := c.Resources.Requests[name]; ok {
-			return q.Value()
-		}
-		if q, ok := c.Resources.Limits[name]; ok {
-			return q.Value()
-		}
-		return 0
-	}
 	var sum, maxInit int64
 	for i := range pod.Spec.Containers {
-		sum += get(&pod.Spec.Containers[i])
+		sum += containerRequest(&pod.Spec.Containers[i], name)
 	}
 	for i := range pod.Spec.InitContainers {
-		maxInit = max(maxInit, get(&pod.Spec.InitContainers[i]))
+		maxInit = max(maxInit, containerRequest(&pod.Spec.InitContainers[i], name))
 	}
 	return max(sum, maxInit)
+}
+
+// containerRequest is what one container asks of the extended resource.
+func containerRequest(c *v1.Container, name v1.ResourceName) int64 {
+	if q, ok := c.Resources.Requests[name]; ok {
+		return q.Value()
+	}
+	if q, ok := c.Resources.Limits[name]; ok {
+		return q.Value()
+	}
+	return 0
 }

@@ -246,12 +246,13 @@ func TestFeatureLabels(t *testing.T) {
 }
 
 func TestShapes(t *testing.T) {
-	pools := []PoolSpec{{"ts", 1, 8}, {"mig", 1, 10}, {"a", 1, 2}}
-	shapes, err := parseShapes("ts:replicas=4,mig:mig=1g.10gb*3+3g.40gb*1,mig:partitionable,mig:slices=2,a:nic=2", pools)
+	pools := []PoolSpec{{"ts", 1, 8}, {"mig", 1, 10}, {"a", 1, 2}, {"mps", 1, 2}}
+	shapes, err := parseShapes("ts:replicas=4,mig:mig=1g.10gb*3+3g.40gb*1,mig:partitionable,mig:slices=2,a:nic=2,mps:replicas=3,mps:sharing=mps", pools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"zz:replicas=2", "ts:replicas=0", "ts:mig=1g*2", "ts:sharing=mps", "ts:bogus", "ts:slices=0"} {
+	for _, bad := range []string{"zz:replicas=2", "ts:replicas=0", "ts:mig=1g*2", "ts:sharing=mps", "ts:bogus", "ts:slices=0",
+		"mig:mig=1g.10gb*7,mig:sharing=mps"} {
 		if _, err := parseShapes(bad, pools); err == nil {
 			t.Errorf("parseShapes(%q) accepted", bad)
 		}
@@ -280,6 +281,38 @@ func TestShapes(t *testing.T) {
 	if l["example.com/mig.strategy"] != "mixed" || l["example.com/mig-1g.10gb.count"] != "30" || l["example.com/gpu.count"] != "10" {
 		t.Errorf("MIG labels %v", l)
 	}
+	if l["example.com/mps.capable"] != "false" {
+		t.Errorf("time-sliced node labelled mps.capable=%q", l["example.com/mps.capable"])
+	}
+
+	// MPS: the same units under the same name, GFD's MPS labels, one unit per container.
+	mps := node(pools[3])
+	if u := s.unitsPerGPU(mps.shape); u["example.com/gpu"] != 3 || len(u) != 1 {
+		t.Errorf("MPS units per GPU %v", u)
+	}
+	l = s.gfdLabels(mps)
+	if l["example.com/gpu.replicas"] != "3" || l["example.com/gpu.sharing-strategy"] != "mps" ||
+		l["example.com/mps.capable"] != "true" || l["example.com/gpu.product"] != "sim-a100-SHARED" || l["example.com/gpu.count"] != "2" {
+		t.Errorf("MPS labels %v", l)
+	}
+	asking := func(units ...int64) *v1.Pod {
+		p := &v1.Pod{}
+		for _, n := range units {
+			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Resources: v1.ResourceRequirements{
+				Limits: v1.ResourceList{"example.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}}})
+		}
+		return p
+	}
+	if msg := s.mpsRequestTooLarge(mps.shape, asking(1, 1)); msg != "" {
+		t.Errorf("two containers of one MPS unit each refused: %s", msg)
+	}
+	if msg := s.mpsRequestTooLarge(mps.shape, asking(2)); !strings.Contains(msg, "request for 'example.com/gpu: 2' too large: maximum request size for shared resources is 1") {
+		t.Errorf("a container asking for 2 MPS units: %q", msg)
+	}
+	if msg := s.mpsRequestTooLarge(ts.shape, asking(2)); msg != "" {
+		t.Errorf("time-slicing refused 2 units: %s", msg)
+	}
+
 	if got := s.gpusForUnits(ts.shape, 5); got != 2 {
 		t.Errorf("5 units of a 4-way shared GPU fill %d GPUs, want 2", got)
 	}

@@ -374,13 +374,19 @@ func (s *Sim) startPod(ctx context.Context, key string, pod *v1.Pod, st *podStat
 		st.prepared = claimRefs(claims)
 		st.attempts = 0
 	case pathDevicePlugin:
+		var msg string
 		if !sn.pluginActive() {
-			// The device manager has no healthy device for the resource:
-			// the kubelet rejects the pod at admission.
+			// The device manager has no healthy device for the resource.
+			msg = fmt.Sprintf("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices %s, which is unexpected", s.cfg.ExtendedResource)
+		} else {
+			// The plugin's Allocate refuses the request.
+			msg = s.mpsRequestTooLarge(sn.shape, pod)
+		}
+		if msg != "" {
+			// Either way the kubelet rejects the pod at admission.
 			s.metrics.admissionFailed.Add(1)
-			msg := fmt.Sprintf("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices %s, which is unexpected", s.cfg.ExtendedResource)
 			s.warn(pod, st, "UnexpectedAdmissionError", msg)
-			log.Printf("pod %s on %s: rejected at admission: no device plugin for %s", key, sn.name, s.cfg.ExtendedResource)
+			log.Printf("pod %s on %s: rejected at admission: %s", key, sn.name, msg)
 			return s.updatePodStatus(ctx, pod, func(p *v1.Pod) bool {
 				if p.Status.Phase == v1.PodFailed {
 					return false

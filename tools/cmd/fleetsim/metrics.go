@@ -175,7 +175,7 @@ func (s *Sim) samples() []sample {
 		counter("fleetsim_prepares_failed_total", "NodePrepareResources calls that failed by an injected fault.", m.preparesFailed.Load()),
 		counter("fleetsim_prepare_driver_missing_total", "Prepare attempts refused because the DRA driver is not registered on the node.", m.driverMissing.Load()),
 		counter("fleetsim_unprepares_total", "NodeUnprepareResources calls.", m.unprepares.Load()),
-		counter("fleetsim_admission_failures_total", "Pods rejected at admission (extended resource without a device plugin).", m.admissionFailed.Load()),
+		counter("fleetsim_admission_failures_total", "Pods rejected at admission (extended resource without a device plugin, or more than one MPS unit per container).", m.admissionFailed.Load()),
 		counter("fleetsim_pods_completed_total", "Pods that ran to completion.", m.podsCompleted.Load()),
 		counter("fleetsim_pods_finalized_total", "Deleted pods whose deletion fleetsim finalized.", m.podsFinalized.Load()),
 		counter("fleetsim_slice_publishes_total", "ResourceSlice creates and updates.", m.slicePublishes.Load()),

@@ -4,7 +4,14 @@ package main
 // whole GPUs, on both sides of a migration.
 //
 //	POOL:replicas=N          time-slicing: the plugin advertises N units per GPU
-//	POOL:sharing=mps         ... shared with MPS instead (labels only)
+//	POOL:sharing=mps         ... shared with MPS instead, as NVIDIA's device plugin
+//	                         does with sharing.mps.resources[].replicas: the same
+//	                         N units per GPU under the same resource name, GFD's
+//	                         sharing-strategy=mps and <domain>/mps.capable=true,
+//	                         whole GPUs only (no MIG), and a container asking for
+//	                         more than one unit is rejected at admission (the
+//	                         plugin's failRequestsGreaterThanOne, which it forces
+//	                         on for MPS)
 //	POOL:mig=P*C+P*C         MIG, mixed strategy: per GPU C instances of profile P
 //	                         (1g.10gb, 3g.40gb, ...); the plugin advertises
 //	                         <domain>/mig-P, not the extended resource
@@ -127,6 +134,9 @@ func parseShapes(s string, pools []PoolSpec) (map[string]*Shape, error) {
 		}
 	}
 	for name, sh := range shapes {
+		if sh.Sharing == "mps" && len(sh.MIG) > 0 {
+			return nil, fmt.Errorf("pool %s: sharing=mps with MIG: NVIDIA's device plugin shares only whole GPUs with MPS", name)
+		}
 		if len(sh.MIG) > 0 && sh.Replicas > 1 {
 			return nil, fmt.Errorf("pool %s: MIG and replicas together are not simulated", name)
 		}
@@ -209,11 +219,12 @@ func (s *Sim) gfdLabels(sn *simNode) map[string]string {
 		mib = strconv.FormatInt(q.Value()>>20, 10)
 	}
 	l := map[string]string{
-		base + ".count":            strconv.Itoa(sn.devices),
-		base + ".product":          s.cfg.GPUModel,
-		base + ".memory":           mib,
-		base + ".replicas":         "1",
-		base + ".sharing-strategy": "none",
+		base + ".count":             strconv.Itoa(sn.devices),
+		base + ".product":           s.cfg.GPUModel,
+		base + ".memory":            mib,
+		base + ".replicas":          "1",
+		base + ".sharing-strategy":  "none",
+		s.domain() + "/mps.capable": "false",
 	}
 	switch {
 	case len(sh.MIG) > 0:
@@ -227,8 +238,31 @@ func (s *Sim) gfdLabels(sn *simNode) map[string]string {
 		l[base+".replicas"] = strconv.Itoa(sh.Replicas)
 		l[base+".sharing-strategy"] = sh.Sharing
 		l[base+".product"] = s.cfg.GPUModel + "-SHARED"
+		if sh.Sharing == "mps" {
+			l[s.domain()+"/mps.capable"] = "true"
+		}
 	}
 	return l
+}
+
+// mpsRequestTooLarge is the device plugin's refusal of a container that asks
+// for more than one MPS unit ("" when the pod may be admitted). Each replica
+// is a fixed 1/N share of a GPU's memory and threads, so NVIDIA's plugin
+// refuses a request for two in Allocate, and the kubelet fails the pod with
+// UnexpectedAdmissionError.
+func (s *Sim) mpsRequestTooLarge(sh *Shape, pod *v1.Pod) string {
+	if sh.Sharing != "mps" {
+		return ""
+	}
+	name := v1.ResourceName(s.cfg.ExtendedResource)
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if n := containerRequest(&cs[i], name); n > 1 {
+				return fmt.Sprintf("Allocate failed due to rpc error: code = Unknown desc = request for '%s: %d' too large: maximum request size for shared resources is 1, which is unexpected", name, n)
+			}
+		}
+	}
+	return ""
 }
 
 func counterSetName(gpu int) string { return fmt.Sprintf("gpu-%d-counters", gpu) }
