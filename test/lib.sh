@@ -420,8 +420,9 @@ start_fleet_plan_baking() {
 # drashift.io/device-plugin=true, gpu-dra-driver (tools/cmd/draplugin: driver
 # gpu.example.com, 4 devices, CDI specs in /var/run/cdi) where
 # drashift.io/dra-driver=true, with the RBAC a driver needs to publish its
-# ResourceSlices, and the DeviceClass gpu.example.com. Also loads the
-# workload image example.com/gpujob:testenv (tools/cmd/gpujob). Needs
+# ResourceSlices, and the DeviceClass gpu.example.com. Both run only on the
+# real nodes: fleetsim's nodes beside them play their own plugins. Also loads
+# the workload image example.com/gpujob:testenv (tools/cmd/gpujob). Needs
 # tools/lib/common.sh sourced.
 real_gpu_plugins() {
 	local image
@@ -462,7 +463,7 @@ spec:
   template:
     metadata: {labels: {app: gpu-device-plugin}}
     spec:
-      nodeSelector: {drashift.io/device-plugin: "true"}
+      nodeSelector: {drashift.io/device-plugin: "true", testenv.drashift.io/real-node: "true"}
       automountServiceAccountToken: false
       terminationGracePeriodSeconds: 5
       containers:
@@ -481,7 +482,7 @@ spec:
   template:
     metadata: {labels: {app: gpu-dra-driver}}
     spec:
-      nodeSelector: {drashift.io/dra-driver: "true"}
+      nodeSelector: {drashift.io/dra-driver: "true", testenv.drashift.io/real-node: "true"}
       serviceAccountName: gpu-dra-driver
       hostNetwork: true # no kube-proxy: the apiserver on the host's loopback
       terminationGracePeriodSeconds: 5
@@ -503,6 +504,49 @@ spec:
       - {name: plugins, hostPath: {path: /var/lib/kubelet/plugins, type: DirectoryOrCreate}}
       - {name: cdi, hostPath: {path: /var/run/cdi, type: DirectoryOrCreate}}
 EOF_PLUGINS
+}
+
+# install_in_cluster [OP...]: drashift as users run it. Its image (tools/image,
+# $TEST_DIR/image.tar) is loaded into the real nodes' containerd, then
+# manifests/ is applied with `kubectl apply -k` through a test overlay
+# ($TEST_DIR/overlay) that only keeps the pods on the real nodes and says
+# where the apiserver is (no kube-proxy here: hostAliases and
+# KUBERNETES_SERVICE_* name the control plane's loopback proxy). Each OP is
+# one more JSON patch operation on the Deployment, e.g.
+# '{op: replace, path: /spec/replicas, value: 1}'. Fails when apply -k fails
+# or warns. Sets IMAGE ("REFERENCE DIGEST", as tools/image prints it) and
+# APISERVER_PROXY (HOST:PORT).
+install_in_cluster() {
+	local op out
+	IMAGE=$("$DRASHIFT_ROOT/tools/image" "$TEST_DIR/image.tar")
+	"$TESTENV" load "$TEST_DIR/cluster" "$TEST_DIR/image.tar"
+	log "loaded $IMAGE into the real nodes"
+	APISERVER_PROXY=$(cat "$TEST_DIR/cluster/run/apiserver-proxy.address")
+	mkdir "$TEST_DIR/overlay"
+	{
+		cat <<EOF_KUSTOMIZATION
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="$TEST_DIR/overlay" "$DRASHIFT_ROOT/manifests")
+patches:
+- target: {kind: Deployment, name: drashift-controller}
+  patch: |-
+    - {op: add, path: /spec/template/spec/nodeSelector, value: {testenv.drashift.io/real-node: "true"}}
+    - {op: add, path: /spec/template/spec/hostAliases, value: [{ip: "${APISERVER_PROXY%:*}", hostnames: [kubernetes.default.svc]}]}
+    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_HOST, value: kubernetes.default.svc}}
+    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_PORT, value: "${APISERVER_PROXY#*:}"}}
+EOF_KUSTOMIZATION
+		for op in "$@"; do printf '    - %s\n' "$op"; done
+	} >"$TEST_DIR/overlay/kustomization.yaml"
+	out=$(kubectl apply -k "$TEST_DIR/overlay" 2>&1) || fail "kubectl apply -k failed: $out"
+	case $out in *Warning*) fail "kubectl apply -k warned: $out" ;; esac
+}
+
+# in_cluster_rolled_out: the Deployment drashift-system/drashift-controller has rolled out.
+in_cluster_rolled_out() {
+	kubectl -n drashift-system rollout status deployment/drashift-controller --timeout=300s >/dev/null ||
+		fail "the Deployment did not roll out: $(kubectl -n drashift-system get pods -o wide 2>&1)"
 }
 
 # keeper_pod NAMESPACE POOL DURATION: the pod "keeper", with a claim from the

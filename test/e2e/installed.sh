@@ -13,27 +13,7 @@ source "$(dirname "$0")/../lib.sh"
 testenv_start --real-nodes 2
 NS=drashift-system
 
-image=$("$DRASHIFT_ROOT/tools/image" "$TEST_DIR/image.tar")
-"$TESTENV" load "$TEST_DIR/cluster" "$TEST_DIR/image.tar"
-log "loaded $image into both nodes"
-
-proxy=$(cat "$TEST_DIR/cluster/run/apiserver-proxy.address")
-mkdir "$TEST_DIR/overlay"
-cat >"$TEST_DIR/overlay/kustomization.yaml" <<EOF_KUSTOMIZATION
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- $(realpath --relative-to="$TEST_DIR/overlay" "$DRASHIFT_ROOT/manifests")
-patches:
-- target: {kind: Deployment, name: drashift-controller}
-  patch: |-
-    - {op: add, path: /spec/template/spec/nodeSelector, value: {testenv.drashift.io/real-node: "true"}}
-    - {op: add, path: /spec/template/spec/hostAliases, value: [{ip: "${proxy%:*}", hostnames: [kubernetes.default.svc]}]}
-    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_HOST, value: kubernetes.default.svc}}
-    - {op: add, path: /spec/template/spec/containers/0/env/-, value: {name: KUBERNETES_SERVICE_PORT, value: "${proxy#*:}"}}
-EOF_KUSTOMIZATION
-out=$(kubectl apply -k "$TEST_DIR/overlay" 2>&1) || fail "kubectl apply -k failed: $out"
-case $out in *Warning*) fail "kubectl apply -k warned: $out" ;; esac
+install_in_cluster
 expect_eq "$(kubectl get namespace $NS -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}')" \
 	restricted "Pod Security level enforced in $NS"
 # One line per pod: name, IP, Ready, terminating ("-" when not known).
@@ -64,13 +44,12 @@ check_one_leader() {
 # replica when the leader's pod is deleted.
 check_installed() {
 	local how=$1 first standby t0 second pod manifest config
-	kubectl -n $NS rollout status deployment/drashift-controller --timeout=300s >/dev/null ||
-		fail "the Deployment did not roll out: $(kubectl -n $NS get pods -o wide 2>&1)"
+	in_cluster_rolled_out
 	first=$(check_one_leader)
 	log "$how: pods: $(pods | tr '\n' ';'); leader $first"
 	expect_eq "$(kubectl -n $NS get pod "$first" -o jsonpath='{.spec.containers[0].image}')" drashift/controller:0.1.0 "image the pod runs"
 	# The image ID the runtime reports is the config digest of the image tools/image built.
-	manifest=${image#* }
+	manifest=${IMAGE#* }
 	config=$(tar -xOf "$TEST_DIR/image.tar" "blobs/sha256/${manifest#sha256:}" | jq -r .config.digest)
 	expect_contains "$(kubectl -n $NS get pod "$first" -o jsonpath='{.status.containerStatuses[0].imageID}')" "$config" "image the node ran"
 
@@ -101,10 +80,10 @@ export HELM_CACHE_HOME="$TEST_DIR/helm/cache" HELM_CONFIG_HOME="$TEST_DIR/helm/c
 kubectl apply -f "$DRASHIFT_ROOT/manifests/namespace.yaml" >/dev/null
 cat >"$TEST_DIR/values.yaml" <<EOF_VALUES
 nodeSelector: {testenv.drashift.io/real-node: "true"}
-hostAliases: [{ip: "${proxy%:*}", hostnames: [kubernetes.default.svc]}]
+hostAliases: [{ip: "${APISERVER_PROXY%:*}", hostnames: [kubernetes.default.svc]}]
 extraEnv:
 - {name: KUBERNETES_SERVICE_HOST, value: kubernetes.default.svc}
-- {name: KUBERNETES_SERVICE_PORT, value: "${proxy#*:}"}
+- {name: KUBERNETES_SERVICE_PORT, value: "${APISERVER_PROXY#*:}"}
 EOF_VALUES
 out=$("$helm" install drashift "$DRASHIFT_ROOT/manifests/chart/drashift" -n $NS -f "$TEST_DIR/values.yaml" 2>&1) ||
 	fail "helm install failed: $out"

@@ -2,9 +2,11 @@
 # A MigrationPlan migrates a real node (tools/testenv --real-nodes 1: the
 # upstream kubelet on containerd 2.x) from a device plugin to a DRA driver
 # and back, both plugins real and run as DaemonSets selected by drashift's
-# ownership labels (test/lib.sh real_gpu_plugins). drashift runs as a
-# process beside the control plane with the RBAC it ships (installed.sh
-# covers it running in a pod):
+# ownership labels (test/lib.sh real_gpu_plugins). drashift runs as users run
+# it: its image on that real node, installed with `kubectl apply -k` of
+# manifests/ (test/lib.sh install_in_cluster; one replica), read through
+# `kubectl logs`. The same plan holds a second pool of two fleetsim nodes
+# beside the real one, migrated at the same time:
 #   1. a pod holding example.com/gpu runs when the plan starts: the node is
 #      cordoned and drained by waiting, the plugin label stays on until the pod
 #      has finished (with the device it was given);
@@ -14,12 +16,17 @@
 #   3. a pod with a ResourceClaim runs through NodePrepareResources: the
 #      claim's CDI device is in its container (the runtime's OCI spec, and the
 #      environment the container reports when it ends), healthy in its status;
-#   4. a rollback while that pod runs: the pod keeps running, its claim stays
-#      allocated and the driver registered until it finishes; then the driver
-#      goes, the kubelet wipes its ResourceSlice, and the device plugin returns.
+#      both pools, the real one and the simulated one, reach DRA;
+#   4. a rollback of both pools while that pod runs: the pod keeps running, its
+#      claim stays allocated and the driver registered until it finishes; then
+#      the driver goes, the kubelet wipes its ResourceSlice, and the device
+#      plugin returns; the simulated pool is back on the device plugin too.
 # Throughout, a watcher samples the kubelet's own folders: the device plugin's
 # socket and the driver's registration socket are never there together. The
-# kubelet's device-plugin checkpoint is checked at each end.
+# kubelet's device-plugin checkpoint is checked at each end, and fleetsim
+# counts no double ownership or allocation on its nodes. The kubelet's own
+# delays (plugin gone to allocatable 0, driver gone to its slice wiped) are
+# logged with the kubelet's version (docs/dra-facts.md quotes them).
 source "$(dirname "$0")/../lib.sh"
 source "$DRASHIFT_ROOT/tools/lib/common.sh"
 : "${DRASHIFT_CONTROLLER:?DRASHIFT_CONTROLLER names the built drashift-controller}"
@@ -31,9 +38,15 @@ DP_SOCKET=$KUBELET_DIR/device-plugins/gpuplugin.sock
 DRA_SOCKET=$KUBELET_DIR/plugins_registry/gpu.example.com-reg.sock
 CHECKPOINT=$KUBELET_DIR/device-plugins/kubelet_internal_checkpoint
 
-install_drashift
+install_in_cluster '{op: replace, path: /spec/replicas, value: 1}'
+crd_established
+in_cluster_rolled_out
 real_gpu_plugins
 kubectl label node $NODE drashift.io/pool=real drashift.io/device-plugin=true drashift.io/dra-driver=false >/dev/null
+# Two simulated nodes, sim-0 and sim-1, on the device plugin; the DaemonSets
+# above are the ones preflight finds (fleetsim's own are left out).
+start_fleet --pools sim:2x4 --daemonset-namespace=
+KUBELET_VERSION=$(kubectl get node $NODE -o jsonpath='{.status.nodeInfo.kubeletVersion}')
 gpus() { kubectl get node $NODE -o jsonpath="{.status.$1.example\.com/gpu}"; }
 allocatable_is() { [ "$(gpus allocatable)" = "$1" ]; }
 wait_for 120 "the kubelet to advertise 4 example.com/gpu" allocatable_is 4
@@ -55,8 +68,10 @@ watch_owners() {
 	done
 }
 watch_owners &
-start_operator
 create_namespace work
+operator_log() { kubectl -n drashift-system logs deployment/drashift-controller --tail=-1; }
+# seconds_between FROM TO: seconds, to a tenth, between two $EPOCHREALTIMEs.
+seconds_between() { awk -v from="$1" -v to="$2" 'BEGIN { printf "%.1f", to - from }'; }
 
 # gpu_job NAME DURATION RESOURCES CLAIMS: a pod on the node running gpujob.
 gpu_job() {
@@ -85,8 +100,10 @@ owner_labels() { kubectl get node $NODE -o jsonpath='{.metadata.labels.drashift\
 labels_are() { [ "$(owner_labels)" = "$1" ]; }
 step() { kubectl get node $NODE -o jsonpath='{.metadata.annotations.drashift\.io/step}'; }
 step_is() { [ "$(step)" = "$1" ]; }
-pool_phase() { plan_field real '{.status.pools[0].phase}'; }
-pool_phase_is() { [ "$(pool_phase)" = "$1" ]; }
+# pool_phase_is POOL PHASE
+pool_phase() { plan_field mixed "{.status.pools[?(@.name==\"$1\")].phase}"; }
+pool_phase_is() { [ "$(pool_phase "$1")" = "$2" ]; }
+sim_labels() { kubectl get nodes -l drashift.io/pool=sim -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.labels.drashift\.io/device-plugin}/{.metadata.labels.drashift\.io/dra-driver}/{.spec.unschedulable} {end}'; }
 slices() { kubectl get resourceslices --field-selector "spec.nodeName=$NODE,spec.driver=gpu.example.com" -o json; }
 slice_devices() { slices | jq '[.items[].spec.devices | length] | add // 0'; }
 slices_gone() { [ "$(slices | jq '.items | length')" -eq 0 ]; }
@@ -100,15 +117,20 @@ jq -e --arg uid "$uid" '[.Data.PodDeviceEntries[] | select(.PodUID == $uid and .
 kubectl apply -f - >/dev/null <<'EOF_PLAN'
 apiVersion: drashift.io/v1alpha1
 kind: MigrationPlan
-metadata: {name: real}
+metadata: {name: mixed}
 spec:
   driver: gpu.example.com
   extendedResource: example.com/gpu
   deviceClassNames: [gpu.example.com]
   slo: {minSamples: 1}
+  maxConcurrentPools: 2
   pools:
   - name: real
     nodeSelector: {matchLabels: {drashift.io/pool: real}}
+    canary: {nodes: 1}
+    bakeTime: 5s
+  - name: sim
+    nodeSelector: {matchLabels: {drashift.io/pool: sim}}
     canary: {nodes: 1}
     bakeTime: 5s
 EOF_PLAN
@@ -120,12 +142,27 @@ expect_eq "$(phase dp-user)" Running "the device-plugin pod while the node drain
 wait_for 120 "the device-plugin pod to finish" phase_is dp-user Succeeded
 expect_contains "$(reported dp-user)" GPU_DEVICES=gpu- "the device the device plugin gave the pod"
 log "step 1: drained by waiting; the pod reported $(reported dp-user)"
+# The simulated pool's gate judges the claims of a small load on its canary.
+sim_baking() { [ -n "$(plan_field mixed '{.status.pools[?(@.name=="sim")].bakeStartTime}')" ]; }
+wait_for 60 "the simulated pool's canary to bake" sim_baking
+dra_load work sim 2
 
 # ---- 2. the kubelet drops the allocatable; the DRA driver registers and publishes ----
-t0=$SECONDS
-wait_for 120 "the kubelet to drop the allocatable" allocatable_is 0
+# The kubelet's delay: when the plugin's pod is gone from the API and its
+# socket from the kubelet's folder, and when the Node shows allocatable 0,
+# each seen first by one polling loop.
+plugin_pods() { kubectl -n gpu-system get pods -l app=gpu-device-plugin -o name; }
+t_pod= t_socket= t_zero=
+plugin_gone_allocatable_0() {
+	[ -n "$t_pod" ] || [ -n "$(plugin_pods)" ] || t_pod=$EPOCHREALTIME
+	[ -n "$t_socket" ] || [ -S "$DP_SOCKET" ] || t_socket=$EPOCHREALTIME
+	[ -n "$t_zero" ] || ! allocatable_is 0 || t_zero=$EPOCHREALTIME
+	[ -n "$t_pod" ] && [ -n "$t_socket" ] && [ -n "$t_zero" ]
+}
+wait_for 120 "the device plugin's pod to go and the kubelet to drop the allocatable" plugin_gone_allocatable_0
 capacity_after=$(gpus capacity)
-log "allocatable 0 about $((SECONDS - t0)) s after the pod finished; capacity then: $capacity_after"
+log "measured on kubelet $KUBELET_VERSION: allocatable 0 $(seconds_between "$t_pod" "$t_zero") s after the device plugin's pod" \
+	"was gone from the API, $(seconds_between "$t_socket" "$t_zero") s after its socket left device-plugins/; capacity then: $capacity_after"
 wait_for 120 "the DRA driver to register with the kubelet" test -S "$DRA_SOCKET"
 four_devices() { [ "$(slice_devices)" -eq 4 ]; }
 wait_for 60 "the driver's ResourceSlice with 4 devices" four_devices
@@ -156,17 +193,22 @@ expect_contains "$env" "DRA_CLAIM_UID=$claim_uid" "the container's environment (
 trainer_uid=$(kubectl -n work get pod trainer -o jsonpath='{.metadata.uid}')
 jq -e --arg uid "$trainer_uid" '[.Data.PodDeviceEntries[] | select(.PodUID == $uid)] | length == 0' "$CHECKPOINT" >/dev/null ||
 	fail "the device manager gave the DRA pod devices: $(jq -c .Data "$CHECKPOINT")"
-wait_for 120 "the pool to pass its gate and reach DRA" pool_phase_is DRA
+wait_for 120 "the real pool to pass its gate and reach DRA" pool_phase_is real DRA
+wait_for 120 "the simulated pool to reach DRA" pool_phase_is sim DRA
+plan_on_dra() { [ "$(plan_field mixed '{.status.phase}')" = DRA ]; }
+wait_for 30 "the plan on DRA" plan_on_dra
+expect_eq "$(plan_field mixed '{.status.nodesOnDRA}')" 3/3 "nodes on DRA"
+expect_eq "$(sim_labels)" "sim-0=false/true/ sim-1=false/true/ " "the simulated nodes' labels and cordon on DRA"
 # The driver reports its devices healthy (DRAResourceHealth); the kubelet
 # puts that in the container's status under the CDI device's ID.
 healthy() { kubectl -n work get pod trainer -o jsonpath='{.status.containerStatuses[0].allocatedResourcesStatus}' |
 	jq -e --arg id "gpu.example.com/gpu=$claim_uid-$device" '.[] | select(.name == "claim:gpu") | .resources[] | select(.resourceID == $id and .health == "Healthy")'; }
 wait_for 60 "the kubelet to report the claim's device healthy" healthy
-log "step 3: claim $claim prepared ($device), CDI device in the container; pool on DRA"
+log "step 3: claim $claim prepared ($device), CDI device in the container; both pools on DRA"
 
 # ---- 4. rollback while the pod holds its claim ----
-kubectl patch mp real --type=merge -p '{"spec":{"rollback":{"pools":["real"]}}}' >/dev/null
-wait_for 30 "the pool to roll back" pool_phase_is RollingBack
+kubectl patch mp mixed --type=merge -p '{"spec":{"rollback":{"pools":["real","sim"]}}}' >/dev/null
+wait_for 30 "the real pool to roll back" pool_phase_is real RollingBack
 sleep 8
 expect_eq "$(phase trainer)" Running "the pod with a claim during the rollback"
 expect_eq "$(owner_labels)" false/true/true "labels and cordon while the pod holds its claim"
@@ -177,17 +219,30 @@ expect_contains "$(reported trainer)" "DRA_CLAIM_UID=$claim_uid" "the environmen
 t0=$SECONDS
 wait_for 60 "the driver's label off" labels_are false/false/true
 wait_for 60 "the DRA driver to unregister from the kubelet" test ! -S "$DRA_SOCKET"
-t1=$SECONDS
+t_unregistered=$EPOCHREALTIME
 wait_for 120 "the kubelet to wipe the driver's ResourceSlice" slices_gone
-log "the slice went about $((SECONDS - t1)) s after the driver unregistered"
+log "measured on kubelet $KUBELET_VERSION: the slice was wiped $(seconds_between "$t_unregistered" "$EPOCHREALTIME") s" \
+	"after the driver's socket left plugins_registry/"
 [ -f "$CDI_DIR/gpu.example.com-$claim_uid.json" ] && fail "the claim's CDI spec is still there after the pod finished"
 wait_for 120 "the device plugin to return" allocatable_is 4
 wait_for 60 "the node back on the device plugin, uncordoned" labels_are true/false/
-wait_for 60 "the pool back on the device plugin" pool_phase_is Legacy
+wait_for 60 "the real pool back on the device plugin" pool_phase_is real Legacy
 expect_eq "$(step)" "" "drashift's record on the node after the rollback"
 jq -e '.Data.RegisteredDevices["example.com/gpu"] | length == 4' "$CHECKPOINT" >/dev/null ||
 	fail "the kubelet's checkpoint does not hold the device plugin's 4 devices: $(jq -c .Data "$CHECKPOINT")"
 log "step 4: rolled back $((SECONDS - t0)) s after the pod finished; kubelet checkpoint: $(jq -c .Data "$CHECKPOINT")"
+wait_for 60 "the simulated pool back on the device plugin" pool_phase_is sim Legacy
+expect_eq "$(sim_labels)" "sim-0=true/false/ sim-1=true/false/ " "the simulated nodes' labels and cordon after the rollback"
+expect_no_violations
+
+# The migration was the in-cluster replica's work, through and back, on both kinds of node.
+expect_eq "$(kubectl -n drashift-system get pods -l app.kubernetes.io/name=drashift -o jsonpath='{range .items[*]}{.spec.nodeName}/{.status.containerStatuses[0].restartCount} {end}')" \
+	"$NODE/0 " "the drashift pods (node/restarts)"
+steps=$(operator_log | grep 'msg="node step" plan=mixed ')
+for n in $NODE sim-0 sim-1; do
+	expect_contains "$steps" "node=$n from=verified to=dra " "the in-cluster drashift's log (kubectl logs)"
+	expect_contains "$steps" "node=$n from=verified-legacy to=legacy " "the in-cluster drashift's log (kubectl logs)"
+done
 
 [ ! -s "$TEST_DIR/both-owners.log" ] || fail "the kubelet had both plugins' sockets: $(head -5 "$TEST_DIR/both-owners.log")"
 log "the kubelet's plugin sockets over the test: $(tr '\n' ';' <"$TEST_DIR/owners.log")"
