@@ -120,6 +120,9 @@ struct plan_controller {
 	strmap_t finalizer_sent;
 	/* Orphaned nodes already reported in an Event (values unused), and their gauge. */
 	strmap_t orphans_reported;
+	/* Node -> the refusal last logged for it (its message): a refusal is logged when it starts or
+	 * changes, not at every reconcile while a person has yet to act (its Events are aggregated). */
+	strmap_t refusals;
 	metrics_gauge_t *m_orphans;
 	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
 	uv_timer_t orphan_timer;
@@ -273,11 +276,17 @@ static void pc_node_event(plan_controller_t *pc, const plan_object_t *po, const 
 static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const projection_node_t *node,
 			 const handover_decision_t *d)
 {
+	if (d->act != HANDOVER_ACT_REFUSE)
+		free(strmap_remove(&pc->refusals, node->meta.name));
 	if (d->act == HANDOVER_ACT_NONE)
 		return false;
 	if (d->act == HANDOVER_ACT_REFUSE) {
-		log_warn("node refused", "plan", po->meta.name, "node", node->meta.name, "reason", d->reason, "detail",
-			 d->message);
+		const char *logged = strmap_get(&pc->refusals, node->meta.name);
+		if (logged == NULL || strcmp(logged, d->message) != 0) {
+			log_warn("node refused", "plan", po->meta.name, "node", node->meta.name, "reason", d->reason,
+				 "detail", d->message);
+			free(strmap_put(&pc->refusals, node->meta.name, xstrdup(d->message)));
+		}
 		if (!pc->dry_run)
 			pc_node_event(pc, po, node, d);
 		return false;
@@ -2627,9 +2636,22 @@ void plan_controller_poke(plan_controller_t *pc)
 		plan_controller_schedule(pc);
 }
 
+/* Forget the refusals of nodes that are gone: a node that comes back is logged anew. */
+static void pc_forget_refusals(plan_controller_t *pc)
+{
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	size_t n;
+	char **names = pc_names(&pc->refusals, &n);
+	for (size_t i = 0; i < n; i++)
+		if (store_get(nodes, NULL, names[i]) == NULL)
+			free(strmap_remove(&pc->refusals, names[i]));
+	pc_names_free(names, n);
+}
+
 static void pc_on_orphan_timer(uv_timer_t *t)
 {
 	pc_report_orphans(t->data);
+	pc_forget_refusals(t->data);
 }
 
 /*
@@ -2674,6 +2696,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	node_owners_init(&pc->owners);
 	pc->finalizer_sent = (strmap_t)STRMAP_INIT;
 	pc->orphans_reported = (strmap_t)STRMAP_INIT;
+	pc->refusals = (strmap_t)STRMAP_INIT;
 	pc->preflight = (strmap_t)STRMAP_INIT;
 	pc->capacity = (strmap_t)STRMAP_INIT;
 	pc->metric_queries = (strmap_t)STRMAP_INIT;
@@ -2774,6 +2797,7 @@ static void plan_controller_free(uv_handle_t *h)
 	node_owners_free(&pc->owners);
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
+	strmap_clear(&pc->refusals, free);
 	strmap_clear(&pc->preflight, pc_preflight_free);
 	strmap_clear(&pc->capacity, pc_capacity_free);
 	free(pc);

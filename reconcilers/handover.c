@@ -457,39 +457,67 @@ static bool handover_untouchable(const handover_input_t *in, handover_decision_t
 	return false;
 }
 
-/* Whether the ownership labels are the ones drashift wrote for the node's step. */
-static bool handover_labels_fit(const handover_state_t *st)
+/*
+ * The ownership labels drashift writes for a step: 1 enabled, 0 not enabled,
+ * -1 either (a node draining towards DRA may never have had the plugin label;
+ * a DRA node's plugin label is all that keeps the plugin off).
+ */
+static void handover_step_labels(handover_step_t step, int *plugin, int *dra)
 {
-	switch (st->step) {
+	*plugin = *dra = -1;
+	switch (step) {
 	case HANDOVER_DRAINING:
-		/* The plugin label may be absent on a node that never had it: only DRA on is a fight. */
-		return !st->dra_enabled;
+		*dra = 0;
+		break;
 	case HANDOVER_PLUGIN_OFF:
 	case HANDOVER_DRIVER_OFF:
-		return !st->plugin_enabled && !st->dra_enabled;
+		*plugin = *dra = 0;
+		break;
 	case HANDOVER_DRIVER_ON:
 	case HANDOVER_VERIFIED:
 	case HANDOVER_DRAINING_DRA:
-		return !st->plugin_enabled && st->dra_enabled;
+		*plugin = 0;
+		*dra = 1;
+		break;
 	case HANDOVER_DRA:
-		return !st->plugin_enabled;
+		*plugin = 0;
+		break;
 	case HANDOVER_PLUGIN_ON:
 	case HANDOVER_VERIFIED_LEGACY:
-		return st->plugin_enabled && !st->dra_enabled;
+		*plugin = 1;
+		*dra = 0;
+		break;
 	default:
-		return true;
+		break;
 	}
+}
+
+/* Whether the ownership labels are the ones drashift wrote for the node's step. */
+static bool handover_labels_fit(const handover_state_t *st)
+{
+	int plugin, dra;
+	handover_step_labels(st->step, &plugin, &dra);
+	return (plugin < 0 || plugin == st->plugin_enabled) && (dra < 0 || dra == st->dra_enabled);
 }
 
 static void handover_fight(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;
+	const plan_label_t *pl = &in->plan->device_plugin_label, *dl = &in->plan->dra_label;
+	int plugin, dra;
+	handover_step_labels(st->step, &plugin, &dra);
+	/* The fix names the labels that do not fit, with the values drashift wrote for the step. */
+	bool fix_plugin = plugin >= 0 && plugin != st->plugin_enabled, fix_dra = dra >= 0 && dra != st->dra_enabled;
 	handover_refuse(d, "OwnershipFight",
 			"%s: at step %s the labels are %s=%s, %s=%s, which drashift did not write; someone else "
-			"changed them, drashift does nothing to this node until they are put back",
-			in->node->meta.name, handover_step_name(st->step), in->plan->device_plugin_label.key,
-			st->plugin_enabled ? in->plan->device_plugin_label.enabled : "(not enabled)",
-			in->plan->dra_label.key, st->dra_enabled ? in->plan->dra_label.enabled : "(not enabled)");
+			"changed them, drashift does nothing to this node until they are put back: "
+			"kubectl label node %s --overwrite%s%s%s%s%s%s%s%s",
+			in->node->meta.name, handover_step_name(st->step), pl->key,
+			st->plugin_enabled ? pl->enabled : "(not enabled)", dl->key,
+			st->dra_enabled ? dl->enabled : "(not enabled)", in->node->meta.name, fix_plugin ? " " : "",
+			fix_plugin ? pl->key : "", fix_plugin ? "=" : "",
+			fix_plugin ? (plugin ? pl->enabled : pl->disabled) : "", fix_dra ? " " : "", fix_dra ? dl->key : "",
+			fix_dra ? "=" : "", fix_dra ? (dra ? dl->enabled : dl->disabled) : "");
 }
 
 /* Draining towards DRA: evict (drain policy Evict, before its deadline) or wait for the plugin's pods to go. */

@@ -7,9 +7,12 @@
 #
 # The real control plane, fleetsim with pools a and b (2 nodes of 4 GPUs
 # each), a job every second in two tenant namespaces (half with a
-# ResourceClaimTemplate, half asking for the extended resource, 15 s each;
-# finished pods deleted every 10 s, as a Job's ttlSecondsAfterFinished would,
-# so the objects present stay about the same), and drashift-controller with its shipped RBAC. A plan migrates both pools
+# ResourceClaimTemplate, half asking for the extended resource, 6 s each, so
+# about 6 of the 16 GPUs are busy and the pods that wait while nodes are
+# cordoned drain afterwards; finished pods deleted every 10 s, as a Job's
+# ttlSecondsAfterFinished would, so the objects present stay about the same;
+# with 15 s jobs the 15 GPUs they need left a backlog that grew by about 20
+# pods a minute), and drashift-controller with its shipped RBAC. A plan migrates both pools
 # to DRA, rolls them both back, migrates them again, and so on for N minutes
 # (default 60). Every --interval seconds (default 60) a row: the controller's
 # RSS, the objects and bytes each of its caches holds (/metrics), the objects
@@ -40,7 +43,7 @@ testenv_start
 install_drashift
 create_namespace soak-a
 create_namespace soak-b
-start_fleet --pools a:2x4,b:2x4 --workload soak-a,soak-b --rate 1/s --mix 0.5 --job-duration 15s \
+start_fleet --pools a:2x4,b:2x4 --workload soak-a,soak-b --rate 1/s --mix 0.5 --job-duration 6s \
 	--duration "${minutes}m"
 start_operator
 

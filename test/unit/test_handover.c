@@ -406,6 +406,41 @@ static void test_release_and_adoption_refused(void **state)
 }
 
 /*
+ * Labels someone else changed are not fought: the refusal names the command
+ * that puts back what drashift wrote for the step (trial 3007 of tools/faults:
+ * a second writer restored the plugin label drashift had just turned off).
+ */
+static void test_fight_names_the_fix(void **state)
+{
+	(void)state;
+	static const struct {
+		handover_step_t step;
+		handover_direction_t dir;
+		int plugin, dra;
+		const char *fix;
+	} rows[] = {
+		{ HANDOVER_PLUGIN_OFF, HANDOVER_TO_DRA, 1, 0, "kubectl label node gpu-1 --overwrite drashift.io/device-plugin=false" },
+		{ HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 0, "kubectl label node gpu-1 --overwrite drashift.io/dra-driver=true" },
+		{ HANDOVER_PLUGIN_ON, HANDOVER_TO_LEGACY, 0, 1,
+		  "kubectl label node gpu-1 --overwrite drashift.io/device-plugin=true drashift.io/dra-driver=false" },
+	};
+	world_t w = { .ads = ADS_NONE, .goal = HANDOVER_GOAL_DRA };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		handover_decision_t d;
+		node_t n;
+		make_node(&n, rows[i].step, rows[i].dir, rows[i].plugin, rows[i].dra, true, true, MINUTE);
+		w.goal = rows[i].dir == HANDOVER_TO_DRA ? HANDOVER_GOAL_DRA : HANDOVER_GOAL_LEGACY;
+		decide_as(&n, &w, &d, true);
+		assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+		assert_string_equal(d.reason, "OwnershipFight");
+		const char *fix = strstr(d.message, "put back: ");
+		assert_non_null(fix);
+		assert_string_equal(fix + strlen("put back: "), rows[i].fix);
+		handover_decision_free(&d);
+	}
+}
+
+/*
  * Whose cordon a node carries is read from the cache when a handover starts;
  * the write that records it is conditional on that version of the node, so a
  * person's cordon that raced the cache turns it into a 409, never into a
@@ -828,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_release_keeps_the_invariants_in_every_state),
 		cmocka_unit_test(test_release_transitions),
 		cmocka_unit_test(test_release_and_adoption_refused),
+		cmocka_unit_test(test_fight_names_the_fix),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_a_new_plan_of_the_same_name_adopts_nothing),
 		cmocka_unit_test(test_the_cordon_record_is_conditional_on_the_node_read),

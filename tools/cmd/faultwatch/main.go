@@ -8,7 +8,7 @@
 // stdout) when
 //   - two-owners: a node has both ownership labels enabled;
 //   - claim-deleted: a ResourceClaim is deleted while a pod it is reserved for
-//     still runs;
+//     is bound to a node and has not finished;
 //   - evicted: a pod is evicted through the Eviction API and --allow-evict is off;
 //   - step-skipped: a node's drashift.io/step moves forward past a step of its
 //     direction (legacy, draining, plugin-off, driver-on, verified, dra and the
@@ -144,9 +144,12 @@ func (o *observer) claimDeleted(c *resourcev1.ResourceClaim) {
 		if r.Resource != "pods" {
 			continue
 		}
+		// A user is a pod bound to a node that has not finished. A pod the scheduler reserved the
+		// claim for but could not bind (the binding failed, say, while the API server restarted)
+		// runs nowhere: the scheduler then deletes the extended-resource claim it made for it.
 		obj, ok, _ := o.pods.GetByKey(c.Namespace + "/" + r.Name)
 		if p, isPod := obj.(*v1.Pod); ok && isPod && p.UID == r.UID && p.DeletionTimestamp == nil &&
-			p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
 			users = append(users, r.Name)
 		}
 	}

@@ -53,10 +53,19 @@ func TestNodeChecks(t *testing.T) {
 
 func TestClaimDeletedUnderRunningPod(t *testing.T) {
 	o := newObserver()
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "u"}, Status: v1.PodStatus{Phase: v1.PodRunning}}
+	// The scheduler reserved the claim, then could not bind the pod (trial 3003: the API server was
+	// restarting) and deleted the extended-resource claim it had made: the pod runs nowhere.
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "u"}, Status: v1.PodStatus{Phase: v1.PodPending}}
 	_ = o.pods.Add(pod)
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
 		Status: resourcev1.ResourceClaimStatus{ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "job", UID: "u"}}}}
+	o.claimDeleted(claim)
+	if o.violations != 0 {
+		t.Fatalf("claim deleted for a pod never bound: %d violations, want 0", o.violations)
+	}
+	pod.Spec.NodeName = "n"
+	pod.Status.Phase = v1.PodRunning
+	_ = o.pods.Update(pod)
 	o.claimDeleted(claim)
 	if o.violations != 1 {
 		t.Fatalf("claim deleted under a running pod: %d violations, want 1", o.violations)
