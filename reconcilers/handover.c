@@ -396,6 +396,61 @@ static void handover_wait(const handover_input_t *in, handover_decision_t *d, ui
 		handover_fail(in, d, why);
 }
 
+/*
+ * The ownership labels drashift writes for a step: 1 enabled, 0 not enabled,
+ * -1 either (a node draining towards DRA may never have had the plugin label;
+ * a DRA node's plugin label is all that keeps the plugin off).
+ */
+static void handover_step_labels(handover_step_t step, int *plugin, int *dra)
+{
+	*plugin = *dra = -1;
+	switch (step) {
+	case HANDOVER_DRAINING:
+		*dra = 0;
+		break;
+	case HANDOVER_PLUGIN_OFF:
+	case HANDOVER_DRIVER_OFF:
+		*plugin = *dra = 0;
+		break;
+	case HANDOVER_DRIVER_ON:
+	case HANDOVER_VERIFIED:
+	case HANDOVER_DRAINING_DRA:
+		*plugin = 0;
+		*dra = 1;
+		break;
+	case HANDOVER_DRA:
+		*plugin = 0;
+		break;
+	case HANDOVER_PLUGIN_ON:
+	case HANDOVER_VERIFIED_LEGACY:
+		*plugin = 1;
+		*dra = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * ": kubectl label node N --overwrite KEY=VALUE..." naming the ownership
+ * labels that differ from what drashift wrote for the node's step, with the
+ * values it wrote; "" when the step does not say (no handover under way).
+ */
+static char *handover_put_back(const handover_input_t *in)
+{
+	const handover_state_t *st = in->state;
+	const plan_label_t *pl = &in->plan->device_plugin_label, *dl = &in->plan->dra_label;
+	int plugin, dra;
+	handover_step_labels(st->step, &plugin, &dra);
+	bool fix_plugin = plugin >= 0 && plugin != st->plugin_enabled, fix_dra = dra >= 0 && dra != st->dra_enabled;
+	if (!fix_plugin && !fix_dra)
+		return xstrdup("");
+	return xasprintf(": kubectl label node %s --overwrite%s%s%s%s%s%s%s%s", in->node->meta.name,
+			 fix_plugin ? " " : "", fix_plugin ? pl->key : "", fix_plugin ? "=" : "",
+			 fix_plugin ? (plugin ? pl->enabled : pl->disabled) : "", fix_dra ? " " : "",
+			 fix_dra ? dl->key : "", fix_dra ? "=" : "", fix_dra ? (dra ? dl->enabled : dl->disabled) : "");
+}
+
 /* Where a rollback of a failed node starts, judged by the labels it has now. */
 static handover_step_t handover_rollback_entry(const handover_state_t *st)
 {
@@ -447,49 +502,16 @@ static bool handover_untouchable(const handover_input_t *in, handover_decision_t
 		return true;
 	}
 	if (st->plugin_enabled && st->dra_enabled) {
+		char *fix = handover_put_back(in);
 		handover_refuse(d, "OwnershipFight",
 				"%s carries both %s=%s and %s=%s, which drashift never writes together; someone "
-				"else changed the labels, drashift does nothing to this node",
+				"else changed the labels, drashift does nothing to this node until they are put back%s",
 				node, in->plan->device_plugin_label.key, in->plan->device_plugin_label.enabled,
-				in->plan->dra_label.key, in->plan->dra_label.enabled);
+				in->plan->dra_label.key, in->plan->dra_label.enabled, fix[0] ? fix : " (no handover is under way: turn off the one that should not run here)");
+		free(fix);
 		return true;
 	}
 	return false;
-}
-
-/*
- * The ownership labels drashift writes for a step: 1 enabled, 0 not enabled,
- * -1 either (a node draining towards DRA may never have had the plugin label;
- * a DRA node's plugin label is all that keeps the plugin off).
- */
-static void handover_step_labels(handover_step_t step, int *plugin, int *dra)
-{
-	*plugin = *dra = -1;
-	switch (step) {
-	case HANDOVER_DRAINING:
-		*dra = 0;
-		break;
-	case HANDOVER_PLUGIN_OFF:
-	case HANDOVER_DRIVER_OFF:
-		*plugin = *dra = 0;
-		break;
-	case HANDOVER_DRIVER_ON:
-	case HANDOVER_VERIFIED:
-	case HANDOVER_DRAINING_DRA:
-		*plugin = 0;
-		*dra = 1;
-		break;
-	case HANDOVER_DRA:
-		*plugin = 0;
-		break;
-	case HANDOVER_PLUGIN_ON:
-	case HANDOVER_VERIFIED_LEGACY:
-		*plugin = 1;
-		*dra = 0;
-		break;
-	default:
-		break;
-	}
 }
 
 /* Whether the ownership labels are the ones drashift wrote for the node's step. */
@@ -504,20 +526,14 @@ static void handover_fight(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;
 	const plan_label_t *pl = &in->plan->device_plugin_label, *dl = &in->plan->dra_label;
-	int plugin, dra;
-	handover_step_labels(st->step, &plugin, &dra);
-	/* The fix names the labels that do not fit, with the values drashift wrote for the step. */
-	bool fix_plugin = plugin >= 0 && plugin != st->plugin_enabled, fix_dra = dra >= 0 && dra != st->dra_enabled;
+	char *fix = handover_put_back(in);
 	handover_refuse(d, "OwnershipFight",
 			"%s: at step %s the labels are %s=%s, %s=%s, which drashift did not write; someone else "
-			"changed them, drashift does nothing to this node until they are put back: "
-			"kubectl label node %s --overwrite%s%s%s%s%s%s%s%s",
+			"changed them, drashift does nothing to this node until they are put back%s",
 			in->node->meta.name, handover_step_name(st->step), pl->key,
 			st->plugin_enabled ? pl->enabled : "(not enabled)", dl->key,
-			st->dra_enabled ? dl->enabled : "(not enabled)", in->node->meta.name, fix_plugin ? " " : "",
-			fix_plugin ? pl->key : "", fix_plugin ? "=" : "",
-			fix_plugin ? (plugin ? pl->enabled : pl->disabled) : "", fix_dra ? " " : "", fix_dra ? dl->key : "",
-			fix_dra ? "=" : "", fix_dra ? (dra ? dl->enabled : dl->disabled) : "");
+			st->dra_enabled ? dl->enabled : "(not enabled)", fix);
+	free(fix);
 }
 
 /* Draining towards DRA: evict (drain policy Evict, before its deadline) or wait for the plugin's pods to go. */

@@ -423,6 +423,9 @@ static void test_fight_names_the_fix(void **state)
 		{ HANDOVER_DRIVER_ON, HANDOVER_TO_DRA, 0, 0, "kubectl label node gpu-1 --overwrite drashift.io/dra-driver=true" },
 		{ HANDOVER_PLUGIN_ON, HANDOVER_TO_LEGACY, 0, 1,
 		  "kubectl label node gpu-1 --overwrite drashift.io/device-plugin=true drashift.io/dra-driver=false" },
+		/* Both on (trial 3007 again: the writer turned the plugin back on a node drashift had just
+		 * taken to DRA): the step says which one drashift turned off. */
+		{ HANDOVER_DRA, HANDOVER_TO_DRA, 1, 1, "kubectl label node gpu-1 --overwrite drashift.io/device-plugin=false" },
 	};
 	world_t w = { .ads = ADS_NONE, .goal = HANDOVER_GOAL_DRA };
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -436,6 +439,16 @@ static void test_fight_names_the_fix(void **state)
 		const char *fix = strstr(d.message, "put back: ");
 		assert_non_null(fix);
 		assert_string_equal(fix + strlen("put back: "), rows[i].fix);
+		handover_decision_free(&d);
+	}
+	/* Both on at a failed node: its step does not say which one is drashift's. */
+	{
+		handover_decision_t d;
+		node_t n;
+		make_node(&n, HANDOVER_FAILED, HANDOVER_TO_DRA, 1, 1, true, true, MINUTE);
+		decide_as(&n, &w, &d, true);
+		assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+		assert_null(strstr(d.message, "kubectl label"));
 		handover_decision_free(&d);
 	}
 }

@@ -6,7 +6,10 @@
 // node, every ResourceClaim deletion and every eviction, as JSON lines in
 // --log, and reports a violation (a line "VIOLATION <check> <object>: <why>" on
 // stdout) when
-//   - two-owners: a node has both ownership labels enabled;
+//   - two-owners: a node comes to have both ownership labels enabled, and
+//     drashift enabled the one that made it so (by managedFields; when
+//     another writer did, it is recorded, not a violation: drashift cannot
+//     stop it, and refuses the node until the labels are put back);
 //   - claim-deleted: a ResourceClaim is deleted while a pod it is reserved for
 //     is bound to a node and has not finished;
 //   - evicted: a pod is evicted through the Eviction API and --allow-evict is off;
@@ -69,6 +72,7 @@ type observer struct {
 	log               *json.Encoder
 	pluginKey, draKey string
 	enabled           string
+	manager           string // drashift's field manager
 	allowEvict        bool
 	violations        int
 	pods              cache.Store
@@ -106,8 +110,9 @@ func (o *observer) node(old, cur *v1.Node) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l, a := cur.Labels, cur.Annotations
-	if l[o.pluginKey] == o.enabled && l[o.draKey] == o.enabled {
-		o.violation("two-owners", cur.Name, "%s=%s and %s=%s", o.pluginKey, l[o.pluginKey], o.draKey, l[o.draKey])
+	if l[o.pluginKey] == o.enabled && l[o.draKey] == o.enabled &&
+		(old == nil || old.Labels[o.pluginKey] != o.enabled || old.Labels[o.draKey] != o.enabled) {
+		o.twoOwners(old, cur)
 	}
 	if old == nil {
 		o.record("node", cur.Name, map[string]any{"plugin": l[o.pluginKey], "dra": l[o.draKey],
@@ -134,6 +139,52 @@ func (o *observer) node(old, cur *v1.Node) {
 	if old.Spec.Unschedulable && !cur.Spec.Unschedulable && oa[annCordoned] != "true" {
 		o.violation("cordon-lifted", cur.Name, "uncordoned, but the cordon was not drashift's")
 	}
+}
+
+// twoOwners judges a node that has just come to carry both ownership labels
+// enabled. The writer of a label is the manager its managedFields name (the
+// last to change it). When a label enabled by this change (either, on a node
+// first seen) was written by a manager other than drashift, a second writer
+// made the two owners: recorded, and no violation of drashift's (drashift
+// then refuses the node, OwnershipFight, and names the command that puts its
+// labels back). A writer the managedFields do not name counts as drashift.
+func (o *observer) twoOwners(old, cur *v1.Node) {
+	writers := map[string]string{}
+	foreign := false
+	for _, key := range []string{o.pluginKey, o.draKey} {
+		if old != nil && old.Labels[key] == o.enabled {
+			continue // not enabled by this change
+		}
+		w := labelWriter(cur, key)
+		writers[key] = w
+		foreign = foreign || (w != "" && w != o.manager)
+	}
+	why := fmt.Sprintf("%s=%s and %s=%s, enabled by %v", o.pluginKey, o.enabled, o.draKey, o.enabled, writers)
+	if foreign {
+		o.record("two-owners-by-another-writer", cur.Name, map[string]any{"why": why})
+		return
+	}
+	o.violation("two-owners", cur.Name, "%s", why)
+}
+
+// labelWriter: the field manager that last changed the label key, "" when none is named.
+func labelWriter(n *v1.Node, key string) string {
+	for _, m := range n.ManagedFields {
+		if m.FieldsV1 == nil {
+			continue
+		}
+		var f struct {
+			Metadata struct {
+				Labels map[string]any `json:"f:labels"`
+			} `json:"f:metadata"`
+		}
+		if json.Unmarshal(m.FieldsV1.Raw, &f) == nil {
+			if _, ok := f.Metadata.Labels["f:"+key]; ok {
+				return m.Manager
+			}
+		}
+	}
+	return ""
 }
 
 func (o *observer) claimDeleted(c *resourcev1.ResourceClaim) {
@@ -211,6 +262,7 @@ func main() {
 	flag.StringVar(&o.pluginKey, "device-plugin-label", "drashift.io/device-plugin", "ownership label of the device plugin")
 	flag.StringVar(&o.draKey, "dra-label", "drashift.io/dra-driver", "ownership label of the DRA driver")
 	flag.StringVar(&o.enabled, "enabled-value", "true", "ownership label value meaning enabled")
+	flag.StringVar(&o.manager, "drashift-manager", "drashift", "the field manager of drashift's writes (managedFields)")
 	flag.BoolVar(&o.allowEvict, "allow-evict", false, "a pool of the plan says Evict: evictions are allowed")
 	flag.Parse()
 

@@ -13,7 +13,7 @@ import (
 )
 
 func newObserver() *observer {
-	return &observer{log: json.NewEncoder(&bytes.Buffer{}), pluginKey: "p", draKey: "d", enabled: "true",
+	return &observer{log: json.NewEncoder(&bytes.Buffer{}), pluginKey: "p", draKey: "d", enabled: "true", manager: "drashift",
 		pods: cache.NewStore(cache.MetaNamespaceKeyFunc), seenEvicted: map[string]bool{}}
 }
 
@@ -45,6 +45,42 @@ func TestNodeChecks(t *testing.T) {
 	} {
 		o := newObserver()
 		o.node(c.old, c.cur)
+		if o.violations != c.want {
+			t.Errorf("%s: %d violations, want %d", c.name, o.violations, c.want)
+		}
+	}
+}
+
+// Who enabled the second label decides: drashift (or a writer not named) is a violation, once; a
+// second writer (trial 3007: kubectl label turned the plugin back on a node drashift had just taken
+// to DRA) is recorded only.
+func TestTwoOwnersByWriter(t *testing.T) {
+	wrote := func(n *v1.Node, manager string, keys ...string) *v1.Node {
+		f := `{"f:metadata":{"f:labels":{`
+		for i, k := range keys {
+			if i > 0 {
+				f += ","
+			}
+			f += `"f:` + k + `":{}`
+		}
+		n.ManagedFields = append(n.ManagedFields, metav1.ManagedFieldsEntry{Manager: manager, Operation: "Update",
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(f + "}}}")}})
+		return n
+	}
+	onDRA := wrote(node("false", "true", "ToDRA", "dra", false, false), "drashift", "p", "d")
+	for _, c := range []struct {
+		name string
+		cur  *v1.Node
+		want int
+	}{
+		{"drashift enabled both", wrote(node("true", "true", "ToDRA", "dra", false, false), "drashift", "p", "d"), 1},
+		{"writer not named", node("true", "true", "ToDRA", "dra", false, false), 1},
+		{"another writer turned the plugin back on", wrote(wrote(node("true", "true", "ToDRA", "dra", false, false),
+			"drashift", "d"), "kubectl-label", "p"), 0},
+	} {
+		o := newObserver()
+		o.node(onDRA, c.cur)
+		o.node(c.cur, c.cur) // the same state seen again is not judged again
 		if o.violations != c.want {
 			t.Errorf("%s: %d violations, want %d", c.name, o.violations, c.want)
 		}
