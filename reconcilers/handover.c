@@ -536,6 +536,19 @@ static void handover_fight(const handover_input_t *in, handover_decision_t *d)
 	free(fix);
 }
 
+/*
+ * Whether the drain began too recently to believe that nobody uses the node
+ * (HANDOVER_CORDON_SETTLE_MS; tools/faults trial 5008: three pods the
+ * scheduler bound to the node 0.3 s after its cordon still held claims when
+ * the DRA label went off). Sets the requeue for when it has settled.
+ */
+static bool handover_cordon_settling(const handover_input_t *in, handover_decision_t *d)
+{
+	if (in->state->since_ms < 0)
+		return false;
+	return !handover_past(in, d, HANDOVER_CORDON_SETTLE_MS);
+}
+
 /* Draining towards DRA: evict (drain policy Evict, before its deadline) or wait for the plugin's pods to go. */
 static void handover_drain(const handover_input_t *in, handover_decision_t *d, handover_goal_t goal)
 {
@@ -564,6 +577,8 @@ static void handover_drain(const handover_input_t *in, handover_decision_t *d, h
 		free(why);
 		return;
 	}
+	if (handover_cordon_settling(in, d))
+		return;
 	handover_advance(in, d, HANDOVER_PLUGIN_OFF, 0, -1, "DevicePluginOff",
 			 "no pod uses the extended resource: device-plugin label off, waiting for allocatable 0");
 }
@@ -653,6 +668,8 @@ static void handover_drain_dra(const handover_input_t *in, handover_decision_t *
 		free(why);
 		return;
 	}
+	if (handover_cordon_settling(in, d))
+		return;
 	handover_advance(in, d, HANDOVER_DRIVER_OFF, -1, 0, "DRADriverOff",
 			 "no pod holds a claim from the driver on the node: DRA label off, waiting for its ResourceSlices to go");
 }

@@ -30,6 +30,14 @@
 #include "projection.h"
 
 /* Annotations drashift keeps on a node it hands over. */
+/*
+ * How long after a drain began (cordon) "no pod uses the node" is believed: a
+ * pod the scheduler placed just before it saw the cordon is bound, and its
+ * claim allocated, after the cordon, and drashift's caches show it later still.
+ * The step's start is recorded to the second, so the wait is 4 to 5 s.
+ */
+#define HANDOVER_CORDON_SETTLE_MS 5000
+
 #define HANDOVER_ANN_PLAN "drashift.io/plan"
 #define HANDOVER_ANN_DIRECTION "drashift.io/direction"
 #define HANDOVER_ANN_STEP "drashift.io/step"

@@ -255,6 +255,9 @@ static const row_t rows[] = {
 	  { .usage = { .unknown = true }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "drained: plugin label off", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE,
 	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "plugin-off", 0, -1, -1 },
+	/* A pod placed just before the scheduler saw the cordon may not be in the caches yet. */
+	{ "cordoned 1 s ago, nobody seen: wait for the cordon to settle", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, 1000,
+	  { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "drain deadline passed: failed", HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, 61 * MINUTE,
 	  { .usage = { .plugin_users = 2 }, .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA }, HANDOVER_ACT_PATCH, "failed", -1, -1, -1 },
 	{ "plugin off, allocatable still 8: wait", HANDOVER_PLUGIN_OFF, HANDOVER_TO_DRA, 0, 0, true, true, MINUTE,
@@ -281,6 +284,9 @@ static const row_t rows[] = {
 	  { .usage = { .driver_users = 1, .evictable = (const char *[]){ "t", "p" }, .n_evictable = 1 }, .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "claims released: DRA label off", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, MINUTE,
 	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_PATCH, "driver-off", -1, 0, -1 },
+	/* tools/faults trial 5008: pods bound 0.3 s after the cordon held claims when the DRA label went off. */
+	{ "cordoned 1 s ago, no claim seen: wait for the cordon to settle", HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, 1000,
+	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "slices still there: wait", HANDOVER_DRIVER_OFF, HANDOVER_TO_LEGACY, 0, 0, true, true, MINUTE,
 	  { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY }, HANDOVER_ACT_NONE, NULL, -1, -1, -1 },
 	{ "slices gone: plugin label on", HANDOVER_DRIVER_OFF, HANDOVER_TO_LEGACY, 0, 0, true, true, MINUTE,
@@ -402,6 +408,20 @@ static void test_release_and_adoption_refused(void **state)
 	n.ann[n.node.n_annotations++] = (projection_label_t){ HANDOVER_ANN_ORPHANED_BY, "gpu/uid-1 at 2025-11-29T18:00:00Z: step dra" };
 	decide_as(&n, &w, &d, true);
 	assert_int_equal(d.act, HANDOVER_ACT_REFUSE);
+	handover_decision_free(&d);
+}
+
+/* A drain that has yet to settle asks to be decided again when it has: nothing else may change. */
+static void test_cordon_settle_requeues(void **state)
+{
+	(void)state;
+	world_t w = { .ads = ADS_DRA, .goal = HANDOVER_GOAL_LEGACY };
+	handover_decision_t d;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING_DRA, HANDOVER_TO_LEGACY, 0, 1, true, true, 1000);
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_NONE);
+	assert_true(d.requeue_ms > 0 && d.requeue_ms <= HANDOVER_CORDON_SETTLE_MS);
 	handover_decision_free(&d);
 }
 
@@ -877,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_release_transitions),
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_fight_names_the_fix),
+		cmocka_unit_test(test_cordon_settle_requeues),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_a_new_plan_of_the_same_name_adopts_nothing),
 		cmocka_unit_test(test_the_cordon_record_is_conditional_on_the_node_read),
