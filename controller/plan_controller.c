@@ -123,6 +123,8 @@ struct plan_controller {
 	/* Node -> the refusal last logged for it (its message): a refusal is logged when it starts or
 	 * changes, not at every reconcile while a person has yet to act (its Events are aggregated). */
 	strmap_t refusals;
+	/* The wait after the last failed write (0: the last write succeeded); PLAN_WRITE_BACKOFF_*. */
+	uint64_t write_backoff_ms;
 	metrics_gauge_t *m_orphans;
 	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
 	uv_timer_t orphan_timer;
@@ -152,6 +154,7 @@ typedef struct {
 } pc_write_t;
 
 static void plan_controller_schedule(plan_controller_t *pc);
+static void pc_poke_after(plan_controller_t *pc, uint64_t delay_ms);
 
 static int64_t pc_now_ms(void)
 {
@@ -196,6 +199,16 @@ static void pc_switch_forget(pc_switch_t *sw, const char *plan)
 /* How long a failed freeze write waits before it is tried again. */
 #define PLAN_FREEZE_RETRY_MS 5000
 
+/*
+ * After a write that failed (not a conflict: the cluster changed, decide
+ * again at once), the next reconcile waits 0.5 s, doubling to 30 s while
+ * writes keep failing; a write that succeeds resets it. An API server that
+ * is down answers at once, and was asked again every 50 ms (tools/faults:
+ * 45 failed writes in 15 s of an apiserver restart, a log line each).
+ */
+#define PLAN_WRITE_BACKOFF_MIN_MS 500
+#define PLAN_WRITE_BACKOFF_MAX_MS 30000
+
 /* Whether a freeze switch's record says to wait: a failed write's "retry-at:<loop ms>" not yet due. */
 static bool pc_freeze_retry_pending(const plan_controller_t *pc, const char *had)
 {
@@ -212,12 +225,21 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	pc->in_flight--;
 	if (w->sw)
 		strmap_remove(&w->sw->writing, w->switch_plan);
+	uint64_t retry_ms = 0;
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
-		if (w->node && resp->status == 409) /* a handover start is conditional on the node it read */
+		if (w->node && resp->status == 409) { /* a handover start is conditional on the node it read */
 			log_info("node changed since it was read; deciding again", "what", w->what, "node", w->node);
-		else
+		} else {
+			pc->write_backoff_ms = pc->write_backoff_ms == 0 ? PLAN_WRITE_BACKOFF_MIN_MS
+					       : pc->write_backoff_ms >= PLAN_WRITE_BACKOFF_MAX_MS / 2
+						       ? PLAN_WRITE_BACKOFF_MAX_MS
+						       : 2 * pc->write_backoff_ms;
+			retry_ms = pc->write_backoff_ms;
+			char in[24];
+			snprintf(in, sizeof(in), "%" PRIu64, retry_ms);
 			log_error("write failed; deciding again from what the cluster shows", "what", w->what, "error",
-				  resp->error);
+				  resp->error, "retry_in_ms", in);
+		}
 		if (w->node)
 			free(strmap_remove(&pc->expected, w->node));
 		if (w->plan)
@@ -237,11 +259,14 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 			free(strmap_put(&w->sw->errors, w->switch_plan, xasprintf("%s failed: %s", w->what, resp->error)));
 			workqueue_add_after(pc->queue, w->switch_plan, PLAN_FREEZE_RETRY_MS, now);
 		}
-	} else if (w->sw) {
-		free(strmap_remove(&w->sw->errors, w->switch_plan));
-	} else if (w->notes) {
-		notifier_send(pc->notifier, w->notes);
-		w->notes = NULL;
+	} else {
+		pc->write_backoff_ms = 0;
+		if (w->sw) {
+			free(strmap_remove(&w->sw->errors, w->switch_plan));
+		} else if (w->notes) {
+			notifier_send(pc->notifier, w->notes);
+			w->notes = NULL;
+		}
 	}
 	notifier_batch_free(w->notes);
 	free(w->node);
@@ -250,7 +275,7 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	free(w->finalizer_plan);
 	free(w->what);
 	free(w);
-	plan_controller_poke(pc);
+	pc_poke_after(pc, retry_ms);
 }
 
 static pc_write_t *pc_write_new(plan_controller_t *pc, const char *node, const char *what)
@@ -2619,7 +2644,8 @@ void plan_controller_stopped_leading(plan_controller_t *pc)
 	prom_query_close(pc->prom); /* only the leader asks Prometheus; reconciles start it again */
 }
 
-void plan_controller_poke(plan_controller_t *pc)
+/* Reconcile every plan after delay_ms (0: now). */
+static void pc_poke_after(plan_controller_t *pc, uint64_t delay_ms)
 {
 	if (pc->closing)
 		return;
@@ -2631,9 +2657,14 @@ void plan_controller_poke(plan_controller_t *pc)
 		return;
 	const store_t *plans = reflector_store(r);
 	while (store_next(plans, &it, &v))
-		workqueue_add(pc->queue, ((const plan_object_t *)v)->meta.name, now);
+		workqueue_add_after(pc->queue, ((const plan_object_t *)v)->meta.name, delay_ms, now);
 	if (pc->in_flight == 0)
 		plan_controller_schedule(pc);
+}
+
+void plan_controller_poke(plan_controller_t *pc)
+{
+	pc_poke_after(pc, 0);
 }
 
 /* Forget the refusals of nodes that are gone: a node that comes back is logged anew. */
