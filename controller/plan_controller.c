@@ -229,6 +229,11 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	if (resp->error && !(w->missing_ok && resp->status == 404)) {
 		if (w->node && resp->status == 409) { /* a handover start is conditional on the node it read */
 			log_info("node changed since it was read; deciding again", "what", w->what, "node", w->node);
+		} else if (w->node && resp->status == 422 && strstr(resp->error, "metadata.uid") != NULL) {
+			/* Every node patch names the object's uid (reconcilers/handover.c): the API refuses it
+			 * as an immutable field when the name now belongs to a node registered again. */
+			log_info("node was deleted and registered again since it was read; deciding again", "what",
+				 w->what, "node", w->node);
 		} else {
 			pc->write_backoff_ms = pc->write_backoff_ms == 0 ? PLAN_WRITE_BACKOFF_MIN_MS
 					       : pc->write_backoff_ms >= PLAN_WRITE_BACKOFF_MAX_MS / 2

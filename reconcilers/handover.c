@@ -150,10 +150,20 @@ typedef struct {
 	cJSON *root, *labels, *annotations, *spec;
 } handover_patch_t;
 
-static void handover_patch_init(handover_patch_t *p)
+/*
+ * Every patch names the node object it was decided for (metadata.uid, which
+ * cannot change: the API refuses the patch, 422, when the name now belongs
+ * to another object). A node
+ * deleted and registered again while a patch was on its way got that patch's
+ * step alone, a record nobody could read, and stopped its pool (tools/faults
+ * seed 6000).
+ */
+static void handover_patch_init(handover_patch_t *p, const projection_node_t *node)
 {
 	p->root = cJSON_CreateObject();
 	cJSON *md = cJSON_AddObjectToObject(p->root, "metadata");
+	if (node->meta.uid)
+		cJSON_AddStringToObject(md, "uid", node->meta.uid);
 	p->labels = cJSON_AddObjectToObject(md, "labels");
 	p->annotations = cJSON_AddObjectToObject(md, "annotations");
 	p->spec = NULL;
@@ -231,7 +241,7 @@ static void handover_advance(const handover_input_t *in, handover_decision_t *d,
 			     int plugin, int dra, const char *reason, const char *why)
 {
 	handover_patch_t p;
-	handover_patch_init(&p);
+	handover_patch_init(&p, in->node);
 	handover_patch_step(&p, to, in->now_ms);
 	if (plugin >= 0)
 		handover_patch_label(&p, &in->plan->device_plugin_label, plugin);
@@ -266,7 +276,7 @@ static void handover_begin(const handover_input_t *in, handover_decision_t *d, h
 		}
 	}
 	handover_patch_t p;
-	handover_patch_init(&p);
+	handover_patch_init(&p, in->node);
 	handover_step_t to = dir == HANDOVER_TO_DRA ? HANDOVER_DRAINING : HANDOVER_DRAINING_DRA;
 	handover_patch_annotation(&p, HANDOVER_ANN_PLAN, in->plan->name);
 	if (in->plan_uid)
@@ -314,7 +324,7 @@ static void handover_turn(const handover_input_t *in, handover_decision_t *d, ha
 			  handover_direction_t dir, int plugin, int dra, const char *why)
 {
 	handover_patch_t p;
-	handover_patch_init(&p);
+	handover_patch_init(&p, in->node);
 	handover_patch_annotation(&p, HANDOVER_ANN_DIRECTION, dir == HANDOVER_TO_DRA ? "ToDRA" : "ToLegacy");
 	handover_patch_step(&p, to, in->now_ms);
 	if (plugin >= 0)
@@ -350,7 +360,7 @@ bool handover_has_record(const projection_node_t *node)
 static void handover_finish(const handover_input_t *in, handover_decision_t *d, handover_step_t to)
 {
 	handover_patch_t p;
-	handover_patch_init(&p);
+	handover_patch_init(&p, in->node);
 	if (in->state->cordoned_by_us)
 		handover_patch_unschedulable(&p, false);
 	if (to == HANDOVER_LEGACY) {
@@ -369,7 +379,7 @@ static void handover_finish(const handover_input_t *in, handover_decision_t *d, 
 static void handover_fail(const handover_input_t *in, handover_decision_t *d, const char *why)
 {
 	handover_patch_t p;
-	handover_patch_init(&p);
+	handover_patch_init(&p, in->node);
 	handover_patch_step(&p, HANDOVER_FAILED, in->now_ms);
 	char *failure = xasprintf("%s: %s", handover_step_name(in->state->step), why);
 	handover_patch_annotation(&p, HANDOVER_ANN_FAILURE, failure);
@@ -775,7 +785,7 @@ void handover_release(const handover_input_t *in, handover_decision_t *d)
 		return;
 	}
 	handover_patch_t p;
-	handover_patch_init(&p);
+	handover_patch_init(&p, in->node);
 	/* A quarantined node stays cordoned: the quarantine is a person's to lift, released or not. */
 	bool uncordon = st->cordoned_by_us && !st->quarantine;
 	if (uncordon)

@@ -411,6 +411,25 @@ static void test_release_and_adoption_refused(void **state)
 	handover_decision_free(&d);
 }
 
+/* Every patch names the node object it was decided for: a node registered again under the name refuses it. */
+static void test_patch_names_the_node_object(void **state)
+{
+	(void)state;
+	world_t w = { .ads = ADS_LEGACY, .goal = HANDOVER_GOAL_DRA };
+	handover_decision_t d;
+	node_t n;
+	make_node(&n, HANDOVER_DRAINING, HANDOVER_TO_DRA, 1, 0, true, true, MINUTE);
+	n.node.meta.uid = "uid-of-this-node";
+	decide(&n, &w, &d);
+	assert_int_equal(d.act, HANDOVER_ACT_PATCH);
+	cJSON *patch = cJSON_Parse(d.patch);
+	const cJSON *uid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(patch, "metadata"), "uid");
+	assert_true(cJSON_IsString(uid));
+	assert_string_equal(uid->valuestring, "uid-of-this-node");
+	cJSON_Delete(patch);
+	handover_decision_free(&d);
+}
+
 /* A drain that has yet to settle asks to be decided again when it has: nothing else may change. */
 static void test_cordon_settle_requeues(void **state)
 {
@@ -898,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_release_and_adoption_refused),
 		cmocka_unit_test(test_fight_names_the_fix),
 		cmocka_unit_test(test_cordon_settle_requeues),
+		cmocka_unit_test(test_patch_names_the_node_object),
 		cmocka_unit_test(test_start_records_cordon_owner_and_device_count),
 		cmocka_unit_test(test_a_new_plan_of_the_same_name_adopts_nothing),
 		cmocka_unit_test(test_the_cordon_record_is_conditional_on_the_node_read),
