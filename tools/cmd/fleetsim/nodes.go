@@ -60,6 +60,7 @@ type simNode struct {
 	nicPublished     bool      // the NIC driver's slice exists (shapes.go)
 	// kubelet
 	lastHeartbeat time.Time
+	unregistered  bool // its Node was deleted: a running kubelet does not register it again
 	lease         *coordinationv1.Lease
 	nextPodIP     int
 }
@@ -203,17 +204,29 @@ func (s *Sim) syncNode(ctx context.Context, name string) error {
 	}
 	node, err := s.nodeLister.Get(name)
 	if apierrors.IsNotFound(err) {
-		// Someone deleted the Node: a kubelet registers it again. The
-		// informer's add event brings us back here.
+		// Someone deleted the Node. A running kubelet does not register it
+		// again (1.37.2: registrationCompleted is never reset; kubernetes
+		// issue 71398, the fix in pull 123535 was not merged): it keeps
+		// running its pods, and the pod garbage collector deletes them 40 s
+		// later. fleetsim registered the node again at once, with the
+		// device plugin's label, beside the pods that still held its DRA
+		// claims (tools/faults seed 6007); now it does as the kubelet does.
 		sn.mu.Lock()
-		sn.lease = nil
-		sn.nicPublished = false // the NIC slice went with the Node (owner reference)
+		if !sn.unregistered {
+			log.Printf("node %s: deleted; not registered again (a running kubelet does not)", name)
+		}
+		sn.unregistered = true
 		sn.mu.Unlock()
-		return s.createNode(ctx, sn)
+		return nil
 	}
 	if err != nil {
 		return err
 	}
+	sn.mu.Lock()
+	if sn.unregistered { // someone created the Node again (a person, a test): a new object
+		sn.unregistered, sn.lease, sn.nicPublished = false, nil, false
+	}
+	sn.mu.Unlock()
 	if hasTaint(node, notReadyTaint) {
 		if err := s.removeNotReadyTaint(ctx, name); err != nil {
 			return err
