@@ -19,7 +19,8 @@
 //     node's first change after any relist of nodes is not judged: the relist
 //     shows end points only);
 //   - cordon-lifted: a node cordoned without drashift's mark
-//     (drashift.io/cordoned-by-drashift) is uncordoned;
+//     (drashift.io/cordoned-by-drashift) is uncordoned, other than by the
+//     trial's person (faults.drashift.io/uncordoned-by=person in the same patch);
 //   - freeze-lifted: a plan's Frozen condition goes from True to False while
 //     spec.acknowledgedBreach does not name its recorded breach.
 //
@@ -59,6 +60,8 @@ const (
 	annStep      = "drashift.io/step"
 	annDirection = "drashift.io/direction"
 	annCordoned  = "drashift.io/cordoned-by-drashift"
+	// Set by tools/faults' person on call in the patch that uncordons a node it cordoned.
+	annUncordonedBy = "faults.drashift.io/uncordoned-by"
 )
 
 // The steps of each direction, in order (docs/state-machines.md).
@@ -137,7 +140,12 @@ func (o *observer) node(old, cur *v1.Node) {
 		}
 	}
 	if old.Spec.Unschedulable && !cur.Spec.Unschedulable && oa[annCordoned] != "true" {
-		o.violation("cordon-lifted", cur.Name, "uncordoned, but the cordon was not drashift's")
+		if a[annUncordonedBy] == "person" {
+			// tools/faults' person on call lifted it (drashift asked: its canary's gate waited).
+			o.record("cordon-lifted-by-person", cur.Name, map[string]any{})
+		} else {
+			o.violation("cordon-lifted", cur.Name, "uncordoned, but the cordon was not drashift's")
+		}
 	}
 }
 

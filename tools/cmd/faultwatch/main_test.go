@@ -29,6 +29,12 @@ func node(plugin, dra, direction, step string, cordoned, ours bool) *v1.Node {
 	return n
 }
 
+// byPerson marks n as uncordoned by tools/faults' person on call.
+func byPerson(n *v1.Node) *v1.Node {
+	n.Annotations[annUncordonedBy] = "person"
+	return n
+}
+
 // Each check reports what it must, and the ordinary path of a handover reports nothing.
 func TestNodeChecks(t *testing.T) {
 	for _, c := range []struct {
@@ -42,6 +48,7 @@ func TestNodeChecks(t *testing.T) {
 		{"rollback mid-way", node("false", "true", "ToDRA", "driver-on", true, true), node("false", "true", "ToLegacy", "draining-dra", true, true), 0},
 		{"own cordon lifted", node("false", "true", "ToDRA", "verified", true, true), node("false", "true", "ToDRA", "dra", false, false), 0},
 		{"foreign cordon lifted", node("false", "true", "ToDRA", "verified", true, false), node("false", "true", "ToDRA", "dra", false, false), 1},
+		{"foreign cordon lifted by the trial's person", node("false", "true", "ToDRA", "dra", true, false), byPerson(node("false", "true", "ToDRA", "dra", false, false)), 0},
 	} {
 		o := newObserver()
 		o.node(c.old, c.cur)
