@@ -153,10 +153,9 @@ typedef struct {
 /*
  * Every patch names the node object it was decided for (metadata.uid, which
  * cannot change: the API refuses the patch, 422, when the name now belongs
- * to another object). A node
- * deleted and registered again while a patch was on its way got that patch's
- * step alone, a record nobody could read, and stopped its pool (tools/faults
- * seed 6000).
+ * to another object). A node deleted and registered again while a patch was
+ * on its way got that patch's step alone, a record nobody could read, and
+ * stopped its pool (tools/faults seed 6000).
  */
 static void handover_patch_init(handover_patch_t *p, const projection_node_t *node)
 {
@@ -441,6 +440,14 @@ static void handover_step_labels(handover_step_t step, int *plugin, int *dra)
 	}
 }
 
+/* " KEY=VALUE" putting back a label the step wants (want 0/1) that differs from what it is; "" otherwise. */
+static char *handover_label_arg(const plan_label_t *label, int want, bool enabled)
+{
+	if (want < 0 || want == enabled)
+		return xstrdup("");
+	return xasprintf(" %s=%s", label->key, want ? label->enabled : label->disabled);
+}
+
 /*
  * ": kubectl label node N --overwrite KEY=VALUE..." naming the ownership
  * labels that differ from what drashift wrote for the node's step, with the
@@ -452,13 +459,12 @@ static char *handover_put_back(const handover_input_t *in)
 	const plan_label_t *pl = &in->plan->device_plugin_label, *dl = &in->plan->dra_label;
 	int plugin, dra;
 	handover_step_labels(st->step, &plugin, &dra);
-	bool fix_plugin = plugin >= 0 && plugin != st->plugin_enabled, fix_dra = dra >= 0 && dra != st->dra_enabled;
-	if (!fix_plugin && !fix_dra)
-		return xstrdup("");
-	return xasprintf(": kubectl label node %s --overwrite%s%s%s%s%s%s%s%s", in->node->meta.name,
-			 fix_plugin ? " " : "", fix_plugin ? pl->key : "", fix_plugin ? "=" : "",
-			 fix_plugin ? (plugin ? pl->enabled : pl->disabled) : "", fix_dra ? " " : "",
-			 fix_dra ? dl->key : "", fix_dra ? "=" : "", fix_dra ? (dra ? dl->enabled : dl->disabled) : "");
+	char *p = handover_label_arg(pl, plugin, st->plugin_enabled), *d = handover_label_arg(dl, dra, st->dra_enabled);
+	char *fix = p[0] || d[0] ? xasprintf(": kubectl label node %s --overwrite%s%s", in->node->meta.name, p, d)
+				 : xstrdup("");
+	free(p);
+	free(d);
+	return fix;
 }
 
 /* Where a rollback of a failed node starts, judged by the labels it has now. */
@@ -517,7 +523,8 @@ static bool handover_untouchable(const handover_input_t *in, handover_decision_t
 				"%s carries both %s=%s and %s=%s, which drashift never writes together; someone "
 				"else changed the labels, drashift does nothing to this node until they are put back%s",
 				node, in->plan->device_plugin_label.key, in->plan->device_plugin_label.enabled,
-				in->plan->dra_label.key, in->plan->dra_label.enabled, fix[0] ? fix : " (no handover is under way: turn off the one that should not run here)");
+				in->plan->dra_label.key, in->plan->dra_label.enabled,
+				fix[0] ? fix : " (no step says which: turn off the one that should not run here)");
 		free(fix);
 		return true;
 	}
