@@ -154,6 +154,14 @@ int kube_object_decode_event(const char *line, size_t len, kube_object_event_t *
 		   json_decode_dup(&md, "resourceVersion", ev->type == KUBE_OBJECT_EVENT_BOOKMARK,
 				   &ev->resource_version) != 0) {
 		goto fail;
+	} else if (ev->type == KUBE_OBJECT_EVENT_BOOKMARK) {
+		char apath[JSON_DECODE_PATH_MAX];
+		json_decode_scope_t annotations;
+		const char *end;
+		if (json_decode_obj(&md, "annotations", false, &annotations, apath, sizeof(apath)) != 0 ||
+		    json_decode_str(&annotations, "k8s.io/initial-events-end", false, &end) != 0)
+			goto fail;
+		ev->initial_events_end = end != NULL && strcmp(end, "true") == 0;
 	}
 	ev->object = cJSON_DetachItemViaPointer(root, (cJSON *)object.obj);
 	cJSON_Delete(root);

@@ -74,6 +74,12 @@ typedef struct {
 	 * resume from the last event. NULL for ERROR.
 	 */
 	char *resource_version;
+	/*
+	 * BOOKMARK only: the annotation k8s.io/initial-events-end is "true". A
+	 * watch that streams the initial state (sendInitialEvents) sends this
+	 * bookmark once every object present has been sent.
+	 */
+	bool initial_events_end;
 	/* ERROR only: the Status object's code (410 means relist), reason and message. */
 	int error_code;
 	char *error_reason;  /* e.g. "Expired"; NULL when absent */

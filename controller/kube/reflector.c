@@ -21,6 +21,8 @@ struct reflector {
 	char *rv;           /* where the next watch starts */
 	char *continue_token;
 	bool synced;
+	bool streaming;     /* a watch is streaming the initial state into listing */
+	bool paged;         /* the server does not stream the initial state: LIST in pages */
 	bool relist;        /* the watch said its resourceVersion is gone */
 	bool idle_expired;
 	bool watched;       /* a watch was started before: the next one is a restart */
@@ -36,8 +38,9 @@ struct reflector {
 	reflector_stats_t stats;
 };
 
+static void reflector_list(reflector_t *r);
 static void reflector_list_page(reflector_t *r);
-static void reflector_watch(reflector_t *r);
+static void reflector_watch(reflector_t *r, bool stream);
 
 /* ---- state --------------------------------------------------------------- */
 
@@ -86,10 +89,10 @@ static void reflector_on_backoff(uv_timer_t *t)
 {
 	reflector_t *r = t->data;
 	if (r->rv != NULL && !r->relist) {
-		reflector_watch(r);
+		reflector_watch(r, false);
 	} else {
 		reflector_set_state(r, REFLECTOR_LISTING, "backoff over");
-		reflector_list_page(r);
+		reflector_list(r);
 	}
 }
 
@@ -126,6 +129,20 @@ static char *reflector_path(const reflector_t *r, const char *extra)
 		path = p;
 	}
 	return path;
+}
+
+/* The listing is complete (r->rv is where it stands): the store becomes it. */
+static void reflector_listed(reflector_t *r, const char *how)
+{
+	store_replace(&r->store, &r->listing);
+	if (r->stats.lists++ > 0)
+		r->stats.relists++;
+	r->synced = true;
+	r->relist = false;
+	r->backoff_ms = 0;
+	char count[24];
+	snprintf(count, sizeof(count), "%zu", store_size(&r->store));
+	log_info("cache synced", "resource", r->kind->resource, "objects", count, "listed", how);
 }
 
 static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
@@ -173,16 +190,8 @@ static void reflector_on_list_page(const kube_http_response_t *resp, void *data)
 		reflector_list_page(r);
 		return;
 	}
-	store_replace(&r->store, &r->listing);
-	if (r->stats.lists++ > 0)
-		r->stats.relists++;
-	r->synced = true;
-	r->relist = false;
-	r->backoff_ms = 0;
-	char count[24];
-	snprintf(count, sizeof(count), "%zu", store_size(&r->store));
-	log_info("cache synced", "resource", r->kind->resource, "objects", count);
-	reflector_watch(r);
+	reflector_listed(r, "pages");
+	reflector_watch(r, false);
 }
 
 static void reflector_list_page(reflector_t *r)
@@ -206,19 +215,37 @@ static void reflector_list_page(reflector_t *r)
 	}
 }
 
+/* The whole state anew: streamed by a watch unless the server cannot, else in pages. */
+static void reflector_list(reflector_t *r)
+{
+	if (r->paged)
+		reflector_list_page(r);
+	else
+		reflector_watch(r, true);
+}
+
 /* ---- WATCH --------------------------------------------------------------- */
 
 static int reflector_on_event(const char *line, size_t len, void *data)
 {
 	reflector_t *r = data;
 	char *rv;
-	if (store_apply_event(&r->store, line, len, &rv) == STORE_RELIST) {
+	bool end = false;
+	store_apply_t applied = r->streaming ? store_listing_apply_event(&r->store, &r->listing, line, len, &rv, &end)
+					     : store_apply_event(&r->store, line, len, &rv);
+	if (applied == STORE_RELIST) {
 		r->relist = true;
 		return 1;
 	}
 	if (rv) {
 		free(r->rv);
 		r->rv = rv;
+	}
+	if (end) {
+		/* The initial state is complete; the same stream goes on as the watch. */
+		r->streaming = false;
+		reflector_listed(r, "watch-list");
+		reflector_set_state(r, REFLECTOR_WATCHING, "initial events end");
 	}
 	return 0;
 }
@@ -248,6 +275,36 @@ static void reflector_on_idle(uv_timer_t *t)
 	kube_http_cancel(r->call);
 }
 
+/*
+ * A watch that streamed the initial state ended before the bookmark that ends
+ * it. A server that refuses the request (422 with the WatchList feature gate
+ * off, as on 1.33; 400; 403 when only list is allowed) or ends the stream
+ * cleanly (one that ignores sendInitialEvents) will not stream: LIST in pages
+ * from now on. Anything else (a cut connection, a restart, 401, 429, 5xx, an
+ * undecodable event) is tried again after a backoff.
+ */
+static void reflector_stream_ended(reflector_t *r, const kube_http_response_t *resp)
+{
+	r->streaming = false;
+	store_listing_discard(&r->store, &r->listing);
+	bool refused = resp->status == 400 || resp->status == 403 || resp->status == 422;
+	if (refused || (resp->error == NULL && !r->relist)) {
+		char status[24];
+		snprintf(status, sizeof(status), "%ld", resp->status);
+		log_info("the API server does not stream the initial state (WatchList); listing in pages", "resource",
+			 r->kind->resource, "status", status, "error", resp->error ? resp->error : "stream ended");
+		r->paged = true;
+		reflector_set_state(r, REFLECTOR_LISTING, "no watch-list");
+		reflector_list_page(r);
+		return;
+	}
+	if (!r->idle_expired && resp->error != NULL)
+		log_warn("watch-list failed", "resource", r->kind->resource, "error", resp->error);
+	r->idle_expired = false;
+	r->relist = true;
+	reflector_backoff(r, "watch-list failed");
+}
+
 static void reflector_on_watch_done(const kube_http_response_t *resp, void *data)
 {
 	reflector_t *r = data;
@@ -258,15 +315,19 @@ static void reflector_on_watch_done(const kube_http_response_t *resp, void *data
 		reflector_finish_stop(r);
 		return;
 	}
+	if (r->streaming) {
+		reflector_stream_ended(r, resp);
+		return;
+	}
 	if (r->relist || resp->status == 410) {
 		r->relist = true;
 		reflector_set_state(r, REFLECTOR_LISTING, "resourceVersion gone");
-		reflector_list_page(r);
+		reflector_list(r);
 		return;
 	}
 	if (resp->error == NULL) {
 		/* The server ended the watch at timeoutSeconds: resume where it stopped. */
-		reflector_watch(r);
+		reflector_watch(r, false);
 		return;
 	}
 	if (!r->idle_expired)
@@ -275,14 +336,26 @@ static void reflector_on_watch_done(const kube_http_response_t *resp, void *data
 	reflector_backoff(r, "watch failed");
 }
 
-static void reflector_watch(reflector_t *r)
+/*
+ * Watch from r->rv, or (stream) watch-list: the server first sends the whole
+ * state as ADDED events, consistent with etcd (resourceVersion unset,
+ * NotOlderThan), then the bookmark that ends them, and the watch goes on.
+ */
+static void reflector_watch(reflector_t *r, bool stream)
 {
 	unsigned timeout = r->opt.watch_timeout_s ? r->opt.watch_timeout_s : 300 + (unsigned)(random() % 300);
-	/* resourceVersion is opaque and of any length: the watch resumes from exactly it. */
-	char *escaped = curl_easy_escape(NULL, r->rv ? r->rv : "", 0);
-	char *extra = xasprintf("watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s", timeout,
-				escaped);
-	curl_free(escaped);
+	char *extra;
+	if (stream) {
+		extra = xasprintf("watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&sendInitialEvents=true"
+				  "&resourceVersionMatch=NotOlderThan",
+				  timeout);
+	} else {
+		/* resourceVersion is opaque and of any length: the watch resumes from exactly it. */
+		char *escaped = curl_easy_escape(NULL, r->rv ? r->rv : "", 0);
+		extra = xasprintf("watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=%s", timeout,
+				  escaped);
+		curl_free(escaped);
+	}
 	char *path = reflector_path(r, extra);
 	free(extra);
 	kube_http_req_t req = {
@@ -291,15 +364,20 @@ static void reflector_watch(reflector_t *r)
 		.timeout_ms = -1,
 		.on_data = reflector_on_watch_data,
 	};
-	if (r->watched)
-		r->stats.watch_restarts++;
+	if (stream) {
+		r->streaming = true;
+	} else {
+		if (r->watched)
+			r->stats.watch_restarts++;
+		reflector_set_state(r, REFLECTOR_WATCHING, "watch");
+	}
 	r->watched = true;
-	reflector_set_state(r, REFLECTOR_WATCHING, "watch");
 	int rc = kube_http_request(r->http, &req, reflector_on_watch_done, r, &r->call);
 	free(path);
 	if (rc != 0) {
 		r->call = NULL;
-		reflector_backoff(r, "cannot start watch");
+		r->streaming = false;
+		reflector_backoff(r, stream ? "cannot start watch-list" : "cannot start watch");
 		return;
 	}
 	r->idle_expired = false;
@@ -335,7 +413,7 @@ int reflector_start(uv_loop_t *loop, kube_http_t *http, const store_kind_t *kind
 	uv_timer_init(loop, &r->idle_timer);
 	r->backoff_timer.data = r;
 	r->idle_timer.data = r;
-	reflector_list_page(r);
+	reflector_list(r);
 	*out = r;
 	return 0;
 }

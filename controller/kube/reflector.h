@@ -2,20 +2,26 @@
  * A list+watch cache of one kind of object: keeps a store (store.h) equal to
  * what the API server holds.
  *
- * The reflector LISTs the kind page by page, then WATCHes from the list's
- * resourceVersion with bookmarks, resuming from the last resourceVersion it
- * saw when the server ends the watch, and LISTing again when the server says
- * that resourceVersion is gone (410). Errors back off 0.8 s -> 30 s with
- * jitter. A watch that delivers nothing for idle_timeout_ms (bookmarks arrive
- * about once a minute) is presumed dead and restarted. resourceVersions are
- * opaque strings, never compared.
+ * The reflector gets the whole state with one watch that streams it
+ * (watch-list: sendInitialEvents, resourceVersion unset, NotOlderThan, served
+ * from the API server's watch cache and consistent with etcd), and the same
+ * watch goes on after the bookmark that ends the initial events. A server
+ * that refuses that request (the WatchList feature gate off) or ends it
+ * cleanly before that bookmark is LISTed page by page from then on, and
+ * watched from the list's resourceVersion. Watches carry bookmarks, resume
+ * from the last resourceVersion seen when the server ends them, and the state
+ * is fetched anew when the server says that resourceVersion is gone (410).
+ * Errors back off 0.8 s -> 30 s with jitter. A watch that delivers nothing
+ * for idle_timeout_ms (bookmarks arrive about once a minute) is presumed dead
+ * and restarted. resourceVersions are opaque strings, never compared.
  *
  * States (one function changes them and logs from -> to):
  *
- *   LISTING --last page--> WATCHING --server ends watch--> WATCHING
+ *   LISTING --initial events end / last page--> WATCHING --server ends watch--> WATCHING
  *      ^                      |  \--410 / line over cap--> LISTING
  *      |                      \--error / idle--> BACKOFF --> WATCHING
  *      \------------------ error while listing --> BACKOFF --> LISTING
+ *   LISTING (streaming) --refused / ended early--> LISTING (pages, from then on)
  */
 #ifndef DRASHIFT_REFLECTOR_H
 #define DRASHIFT_REFLECTOR_H

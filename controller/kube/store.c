@@ -229,7 +229,13 @@ void store_free(store_t *s)
 	strmap_clear(&s->shared, NULL); /* empty by now: every projection gave its references back */
 }
 
-store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char **rv)
+/*
+ * One watch line, into the store, or into the listing l of a watch that
+ * streams the initial state (then *end tells that the initial state is
+ * complete, and only that bookmark's resourceVersion is returned).
+ */
+static store_apply_t store_apply(store_t *s, store_listing_t *l, const char *line, size_t len, char **rv,
+				 bool *end)
 {
 	char err[256];
 	kube_object_event_t ev;
@@ -243,6 +249,10 @@ store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char *
 	switch (ev.type) {
 	case KUBE_OBJECT_EVENT_ADDED:
 	case KUBE_OBJECT_EVENT_MODIFIED: {
+		if (l != NULL) {
+			store_listing_add(s, l, ev.object);
+			break;
+		}
 		void *proj = store_decode(s, ev.object);
 		if (proj)
 			store_put(s, proj);
@@ -250,16 +260,22 @@ store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char *
 	}
 	case KUBE_OBJECT_EVENT_DELETED: {
 		const char *ns, *name;
-		if (store_name_of_json(ev.object, &ns, &name)) {
-			store_delete(s, ns, name);
-		} else {
+		if (!store_name_of_json(ev.object, &ns, &name)) {
 			s->decode_errors++;
 			log_error("deletion event without a name; listing again", "resource", s->kind->resource);
 			result = STORE_RELIST;
+		} else if (l != NULL) {
+			char *key = store_key(ns, name);
+			store_free_proj(s, strmap_remove(&l->items, key));
+			free(key);
+		} else {
+			store_delete(s, ns, name);
 		}
 		break;
 	}
 	case KUBE_OBJECT_EVENT_BOOKMARK:
+		if (l != NULL)
+			*end = ev.initial_events_end;
 		break;
 	case KUBE_OBJECT_EVENT_ERROR:
 		if (ev.error_code == 410)
@@ -272,15 +288,27 @@ store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char *
 		break;
 	}
 	if (result == STORE_APPLIED) {
-		if (ev.type != KUBE_OBJECT_EVENT_BOOKMARK)
-			s->events++;
-		if (ev.resource_version) {
+		if (ev.type != KUBE_OBJECT_EVENT_BOOKMARK && l == NULL)
+			s->events++; /* the initial state is listed, not events */
+		if (ev.resource_version && (l == NULL || *end)) {
 			*rv = ev.resource_version;
 			ev.resource_version = NULL;
 		}
 	}
 	kube_object_event_free(&ev);
 	return result;
+}
+
+store_apply_t store_apply_event(store_t *s, const char *line, size_t len, char **rv)
+{
+	return store_apply(s, NULL, line, len, rv, NULL);
+}
+
+store_apply_t store_listing_apply_event(store_t *s, store_listing_t *l, const char *line, size_t len, char **rv,
+					bool *end)
+{
+	*end = false;
+	return store_apply(s, l, line, len, rv, end);
 }
 
 void store_listing_add(store_t *s, store_listing_t *l, const cJSON *obj)

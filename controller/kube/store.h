@@ -87,6 +87,14 @@ typedef struct {
 } store_listing_t;
 
 void store_listing_add(store_t *s, store_listing_t *l, const cJSON *obj);
+/*
+ * One line of a watch that streams the initial state (sendInitialEvents):
+ * objects go into l, not the store. *end is set by the bookmark that ends
+ * the initial events (the caller then store_replace()s), and *rv receives a
+ * copy of that bookmark's resourceVersion, where the watch stands; else NULL.
+ */
+store_apply_t store_listing_apply_event(store_t *s, store_listing_t *l, const char *line, size_t len, char **rv,
+					bool *end);
 void store_listing_discard(store_t *s, store_listing_t *l);
 void store_replace(store_t *s, store_listing_t *l);
 

@@ -19,17 +19,19 @@ typedef struct {
 	uv_loop_t loop;
 	kube_http_t *http;
 	reflector_t *nodes;
-	unsigned gets; /* GET attempts seen by the client's observer */
+	unsigned gets;    /* GET attempts seen by the client's observer */
+	unsigned refused; /* of them answered 422 */
 	unsigned changes;
 } fixture_t;
 
 static void fixture_observe(const char *method, long status, double seconds, void *data)
 {
-	(void)status;
 	(void)seconds;
 	fixture_t *f = data;
-	if (strcmp(method, "GET") == 0)
+	if (strcmp(method, "GET") == 0) {
 		f->gets++;
+		f->refused += status == 422;
+	}
 }
 
 static void fixture_on_change(const void *old, const void *new, void *data)

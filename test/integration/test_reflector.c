@@ -1,7 +1,8 @@
 /*
- * The node cache against a real API server: a LIST larger than a page comes in
- * pages, and a watch that loses its API server (killed and restarted) comes
- * back to a cache equal to a fresh LIST.
+ * The node cache against a real API server: the whole state streams in the
+ * one watch that then follows it (watch-list), and a watch that loses its API
+ * server (killed and restarted) comes back to a cache equal to a fresh LIST.
+ * test_reflector_paged.c: a server that does not stream.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,20 +30,32 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void test_list_comes_in_pages_and_matches(void **state)
+static void test_initial_state_streams_in_the_watch(void **state)
 {
 	(void)state;
 	reflector_options_t opt = { .page_size = 25 };
 	fixture_start(&fx, fx.env.kubeconfig, &opt);
 	assert_true(testenv_run_until(&fx.loop, fixture_synced, &fx, 30000));
-	/* 60 nodes, 25 a page: three LIST requests before the cache is synced. */
-	assert_int_equal(fx.gets, 3);
+	/*
+	 * 60 nodes, and pages of 25 unused: the cache synced with no request
+	 * finished (the observer sees a request when it ends), so from the
+	 * one watch, still open.
+	 */
+	assert_int_equal(fx.gets, 0);
+	assert_int_equal(fx.refused, 0);
 	assert_int_equal(store_size(reflector_store(fx.nodes)), 60);
 	assert_int_equal(reflector_stats(fx.nodes)->lists, 1);
+	assert_int_equal(reflector_state(fx.nodes), REFLECTOR_WATCHING);
+	/* The initial state is listed, not counted as watch events. */
+	assert_int_equal(reflector_store(fx.nodes)->events, 0);
 	const projection_node_t *n = store_get(reflector_store(fx.nodes), NULL, "node-42");
 	assert_non_null(n);
 	assert_string_equal(n->labels[0].key, "pool");
 	assert_true(fixture_converges(&fx, 10000));
+	/* The same stream follows changes. */
+	assert_int_equal(testenv_sh(&fx.env, "kubectl label node node-07 seen=streamed >/dev/null"), 0);
+	assert_true(fixture_converges(&fx, 10000));
+	assert_int_equal(fx.gets, 0);
 }
 
 static void test_watch_survives_apiserver_restart(void **state)
@@ -68,7 +81,7 @@ static void test_watch_survives_apiserver_restart(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_list_comes_in_pages_and_matches),
+		cmocka_unit_test(test_initial_state_streams_in_the_watch),
 		cmocka_unit_test(test_watch_survives_apiserver_restart),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -31,6 +31,7 @@ static void test_event_bookmark(void **state)
 	assert_int_equal(kube_object_decode_event(line, len, &ev, err, sizeof(err)), 0);
 	assert_int_equal(ev.type, KUBE_OBJECT_EVENT_BOOKMARK);
 	assert_string_equal(ev.resource_version, "52977");
+	assert_true(ev.initial_events_end); /* the fixture ends a watch-list's initial events */
 	assert_true(cJSON_IsObject(ev.object));
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ev.object, "kind")), "Pod");
 	assert_int_equal(ev.error_code, 0);
@@ -107,6 +108,11 @@ static void test_event_malformed(void **state)
 		{"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":5}}}",
 		 "object.metadata.resourceVersion: not a string"},
 		{"{\"type\":\"ADDED\",\"object\":{\"metadata\":[]}}", "object.metadata: not an object"},
+		{"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"5\",\"annotations\":[]}}}",
+		 "object.metadata.annotations: not an object"},
+		{"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"5\","
+		 "\"annotations\":{\"k8s.io/initial-events-end\":true}}}}",
+		 "object.metadata.annotations.k8s.io/initial-events-end: not a string"},
 		{"{\"type\":\"ERROR\",\"object\":{\"code\":\"410\"}}", "object.code: not a number"},
 		{"{\"type\":\"ERROR\",\"object\":{\"code\":4100}}", "object.code: out of range (4100)"},
 		{"{\"type\":\"ERROR\",\"object\":{\"code\":410,\"message\":{}}}",
