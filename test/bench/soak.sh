@@ -108,6 +108,13 @@ sweep() { # finished pods go, as ttlSecondsAfterFinished would have them go; the
 }
 sweep &
 
+# The plan's history (controller/plan_history.h) grows with every transition
+# and sample until its caps: drashift holds what this ConfigMap holds.
+history_kb() {
+	kubectl -n drashift-system get configmap drashift-history-soak -o json 2>/dev/null |
+		jq '[.data // {} | .[] | length] | add // 0 | . / 1024 | floor' 2>/dev/null || echo "?"
+}
+
 sample() { # sample ELAPSED: one row of the table
 	curl -sf "$metrics_url" >"$TEST_DIR/metrics.now" || fail "GET $metrics_url failed"
 	local row k
@@ -115,16 +122,17 @@ sample() { # sample ELAPSED: one row of the table
 	for k in "${kinds[@]}"; do
 		row+=$(printf ' %9s' "$(cache_field drashift_cache_objects "$k")/$(api_count "$k")")
 	done
-	row+=$(printf ' %10s %4s %4s' "$(awk '$1 ~ /^drashift_cache_bytes\{/ { s += $2 } END { print s + 0 }' "$TEST_DIR/metrics.now")" \
-		"$(grep -c '^migrated' "$cycles_log")" "$(grep -c '^rolled back' "$cycles_log")")
+	row+=$(printf ' %10s %7s %4s %4s' "$(awk '$1 ~ /^drashift_cache_bytes\{/ { s += $2 } END { print s + 0 }' "$TEST_DIR/metrics.now")" \
+		"$(history_kb)" "$(grep -c '^migrated' "$cycles_log")" "$(grep -c '^rolled back' "$cycles_log")")
 	echo "$row"
 }
 
 echo "# drashift-controller over ${minutes} min of migrations and rollbacks with jobs arriving (1/s)"
 echo "# cache/API: objects in drashift's cache / objects the API server lists now (churn makes them differ briefly)"
+echo "# histKiB: the plan's history as stored (drashift-system/drashift-history-soak), its transitions and samples capped at 384 and 256 KiB"
 printf '%6s %9s' "s" "RSS KiB"
 for k in "${kinds[@]}"; do printf ' %9s' "${k:0:9}"; done
-printf ' %10s %4s %4s\n' "cacheBytes" "mig" "back"
+printf ' %10s %7s %4s %4s\n' "cacheBytes" "histKiB" "mig" "back"
 start=$SECONDS
 sample 0 | tee "$TEST_DIR/samples"
 end=$((start + minutes * 60))

@@ -22,7 +22,20 @@
 //     (drashift.io/cordoned-by-drashift) is uncordoned, other than by the
 //     trial's person (faults.drashift.io/uncordoned-by=person in the same patch);
 //   - freeze-lifted: a plan's Frozen condition goes from True to False while
-//     spec.acknowledgedBreach does not name its recorded breach.
+//     spec.acknowledgedBreach does not name its recorded breach;
+//   - driver-gone: drashift turns a node's DRA driver label off while a pod
+//     bound to the node and not finished holds a ResourceClaim (it may hold a
+//     prepared device), or its device-plugin label off while such a pod
+//     requests the plugin's extended resource without a claim. The pod watch
+//     may deliver the pod's end after the node watch delivers the label, so
+//     each label change is judged once the pod watch has passed the label
+//     change's resourceVersion (or after a minute): a pod is a user when it
+//     was seen bound before that resourceVersion and finished after it. This
+//     compares resourceVersions as numbers, which a client of the API must
+//     not do; an observer of its own test cluster, whose API server counts
+//     etcd revisions, may. A pod deleted while the pod watch was cut (its end
+//     unknown) is recorded as not judged. A label another writer turned off
+//     is recorded only.
 //
 // Watches that relist (410, a cut connection) compare the state before and
 // after the gap, so a change within the gap is judged by its end points. On
@@ -36,6 +49,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,6 +85,24 @@ var chains = map[string][]string{
 	"ToLegacy": {"dra", "draining-dra", "driver-off", "plugin-on", "verified-legacy", "legacy"},
 }
 
+// podUse is what the pod watch showed of one pod's use of its node's drivers.
+type podUse struct {
+	name       string
+	node       string
+	dra        bool   // holds a ResourceClaim (its own, or one the scheduler made for an extended resource)
+	plugin     bool   // requests an extended resource without a claim: the device plugin serves it
+	bound      uint64 // resourceVersion at which it was first seen bound to node
+	finished   uint64 // resourceVersion at which it was first seen finished or deleted; 0 while not
+	endUnknown bool   // deleted while the pod watch was cut
+}
+
+// driverOff is a label change still to judge.
+type driverOff struct {
+	node, which string // which: "dra" or "plugin"
+	rv          uint64
+	at          time.Time
+}
+
 type observer struct {
 	mu                sync.Mutex
 	log               *json.Encoder
@@ -84,6 +117,21 @@ type observer struct {
 	// end points only, so its next change is not judged as a step.
 	nodeGap map[string]bool
 	gapAll  bool
+	// driver-gone: pods by UID, the label changes waiting for the pod watch, what it has passed.
+	extended []v1.ResourceName
+	uses     map[string]*podUse
+	pending  []driverOff
+	podsRV   func() uint64
+	// Set when the pod watch failed: a pod's first state after it may have
+	// finished anywhere in the gap, so that end is not judged.
+	podGap    map[string]bool
+	podGapAll bool
+}
+
+// rvOf parses a resourceVersion as the etcd revision it is on this cluster (0 when it is not a number).
+func rvOf(s string) uint64 {
+	v, _ := strconv.ParseUint(s, 10, 64)
+	return v
 }
 
 func (o *observer) record(kind, name string, fields map[string]any) {
@@ -123,6 +171,15 @@ func (o *observer) node(old, cur *v1.Node) {
 		return
 	}
 	ol, oa := old.Labels, old.Annotations
+	for which, key := range map[string]string{"dra": o.draKey, "plugin": o.pluginKey} {
+		if ol[key] == o.enabled && l[key] != o.enabled {
+			if w := labelWriter(cur, key); w != "" && w != o.manager {
+				o.record("driver-off-by-another-writer", cur.Name, map[string]any{"which": which, "writer": w})
+			} else {
+				o.pending = append(o.pending, driverOff{node: cur.Name, which: which, rv: rvOf(cur.ResourceVersion), at: time.Now()})
+			}
+		}
+	}
 	if ol[o.pluginKey] == l[o.pluginKey] && ol[o.draKey] == l[o.draKey] && oa[annStep] == a[annStep] &&
 		old.Spec.Unschedulable == cur.Spec.Unschedulable {
 		return
@@ -222,6 +279,7 @@ func (o *observer) claimDeleted(c *resourcev1.ResourceClaim) {
 func (o *observer) pod(p *v1.Pod) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.use(p, false, false)
 	key := p.Namespace + "/" + p.Name
 	for _, c := range p.Status.Conditions {
 		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" &&
@@ -233,6 +291,85 @@ func (o *observer) pod(p *v1.Pod) {
 			}
 		}
 	}
+}
+
+// use follows one pod's use of its node's drivers: bound, finished, deleted (gone: a deletion event;
+// unknown: the deletion was missed while the watch was cut).
+func (o *observer) use(p *v1.Pod, gone, unknown bool) {
+	u := o.uses[string(p.UID)]
+	if u == nil {
+		if p.Spec.NodeName == "" {
+			return
+		}
+		u = &podUse{name: p.Namespace + "/" + p.Name, node: p.Spec.NodeName, bound: rvOf(p.ResourceVersion)}
+		u.dra = len(p.Spec.ResourceClaims) > 0 || p.Status.ExtendedResourceClaimStatus != nil
+		if !u.dra {
+			for _, r := range o.extended {
+				for _, c := range append(append([]v1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+					_, req := c.Resources.Requests[r]
+					_, lim := c.Resources.Limits[r]
+					u.plugin = u.plugin || req || lim
+				}
+			}
+		}
+		if !u.dra && !u.plugin {
+			return
+		}
+		o.uses[string(p.UID)] = u
+	}
+	afterGap := o.podGapAll && !o.podGap[string(p.UID)]
+	if o.podGapAll {
+		o.podGap[string(p.UID)] = true
+	}
+	if u.finished != 0 || u.endUnknown {
+		return
+	}
+	if !gone && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+		return
+	}
+	// The resourceVersion of the write that showed the end, unless a watch gap hid that write.
+	if unknown || afterGap {
+		u.endUnknown = true
+	} else {
+		u.finished = rvOf(p.ResourceVersion)
+	}
+}
+
+// judgeDriversOff judges the label changes the pod watch has passed, or that waited a minute for it
+// (stopping: records the others as not judged).
+func (o *observer) judgeDriversOff(stopping bool) {
+	podsRV := uint64(0)
+	if o.podsRV != nil {
+		podsRV = o.podsRV()
+	}
+	keep := o.pending[:0]
+	for _, d := range o.pending {
+		if podsRV < d.rv && time.Since(d.at) < time.Minute {
+			if stopping {
+				o.record("driver-off", d.node, map[string]any{"which": d.which, "rv": d.rv,
+					"notJudged": "the observer stopped before the pod watch passed the change"})
+			} else {
+				keep = append(keep, d)
+			}
+			continue
+		}
+		var users, unjudged []string
+		for _, u := range o.uses {
+			if u.node != d.node || (d.which == "dra" && !u.dra) || (d.which == "plugin" && !u.plugin) || u.bound >= d.rv {
+				continue
+			}
+			if u.endUnknown {
+				unjudged = append(unjudged, u.name)
+			} else if u.finished == 0 || u.finished > d.rv {
+				users = append(users, u.name)
+			}
+		}
+		o.record("driver-off", d.node, map[string]any{"which": d.which, "rv": d.rv, "users": users, "notJudged": unjudged})
+		if len(users) > 0 {
+			o.violation("driver-gone", d.node, "%s label turned off at resourceVersion %d while %v used it", d.which, d.rv, users)
+		}
+	}
+	o.pending = keep
 }
 
 func frozenCondition(u *unstructured.Unstructured) string {
@@ -262,9 +399,44 @@ func (o *observer) plan(old, cur *unstructured.Unstructured) {
 	}
 }
 
+// watchWithGaps is an informer of resource whose every list after the first, and every watch error,
+// calls gap: what the relist shows spans whatever the watch missed.
+func watchWithGaps(cs *kubernetes.Clientset, resource string, obj runtime.Object, gap func(how string)) cache.SharedIndexInformer {
+	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), resource, "", fields.Everything())
+	var mu sync.Mutex
+	lists := 0
+	listed := func(how string) {
+		mu.Lock()
+		n := lists
+		lists++
+		mu.Unlock()
+		if n > 0 {
+			gap(how)
+		}
+	}
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			listed("relist")
+			return lw.ListWithContextFunc(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+				listed("relist (watch-list)")
+			}
+			return lw.WatchFuncWithContext(ctx, opts)
+		},
+	}, obj, 0, cache.Indexers{})
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		gap(err.Error())
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	return inf
+}
+
 func main() {
 	var kubeconfig, logPath string
-	o := &observer{seenEvicted: map[string]bool{}}
+	o := &observer{seenEvicted: map[string]bool{}, uses: map[string]*podUse{}}
+	var extended string
 	flag.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster to watch")
 	flag.StringVar(&logPath, "log", "faultwatch.jsonl", "where to record every change seen (JSON lines)")
 	flag.StringVar(&o.pluginKey, "device-plugin-label", "drashift.io/device-plugin", "ownership label of the device plugin")
@@ -272,7 +444,13 @@ func main() {
 	flag.StringVar(&o.enabled, "enabled-value", "true", "ownership label value meaning enabled")
 	flag.StringVar(&o.manager, "drashift-manager", "drashift", "the field manager of drashift's writes (managedFields)")
 	flag.BoolVar(&o.allowEvict, "allow-evict", false, "a pool of the plan says Evict: evictions are allowed")
+	flag.StringVar(&extended, "extended-resources", "example.com/gpu", "the device plugin's extended resources, comma-separated")
 	flag.Parse()
+	for _, r := range strings.Split(extended, ",") {
+		if r != "" {
+			o.extended = append(o.extended, v1.ResourceName(r))
+		}
+	}
 
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -290,45 +468,39 @@ func main() {
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	stop := make(chan struct{})
 	inf := informers.NewSharedInformerFactory(cs, 0)
-	podInf := inf.Core().V1().Pods().Informer()
+	// The node and pod informers run on ListWatches of their own that mark
+	// every list after the first as a gap: a watch that ends on a 410 (a
+	// compaction, an apiserver restart) is relisted without the watch error
+	// handler ever being called, and the relist's updates span whatever was
+	// missed.
+	nodeInf := watchWithGaps(cs, "nodes", &v1.Node{}, func(how string) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.gapAll, o.nodeGap = true, map[string]bool{}
+		o.record("watch-gap", "nodes", map[string]any{"error": how})
+	})
+	podInf := watchWithGaps(cs, "pods", &v1.Pod{}, func(how string) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.podGapAll, o.podGap = true, map[string]bool{}
+		o.record("watch-gap", "pods", map[string]any{"error": how})
+	})
 	o.pods = podInf.GetStore()
+	o.podsRV = func() uint64 { return rvOf(podInf.LastSyncResourceVersion()) }
 	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { o.pod(obj.(*v1.Pod)) },
 		UpdateFunc: func(_, obj any) { o.pod(obj.(*v1.Pod)) },
-	})
-	// The node informer runs on a ListWatch of its own that marks every list
-	// after the first as a gap: a watch that ends on a 410 (a compaction, an
-	// apiserver restart) is relisted without the watch error handler ever
-	// being called, and the relist's updates span whatever was missed.
-	nodeLW := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "nodes", "", fields.Everything())
-	lists := 0
-	listed := func(how string) {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if lists > 0 {
-			o.gapAll, o.nodeGap = true, map[string]bool{}
-			o.record("watch-gap", "nodes", map[string]any{"error": how})
-		}
-		lists++
-	}
-	nodeInf := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			listed("relist")
-			return nodeLW.ListWithContextFunc(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-				listed("relist (watch-list)")
+		DeleteFunc: func(obj any) {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				if p, ok := t.Obj.(*v1.Pod); ok {
+					o.use(p, true, true)
+				}
+			} else if p, ok := obj.(*v1.Pod); ok {
+				o.use(p, true, false)
 			}
-			return nodeLW.WatchFuncWithContext(ctx, opts)
 		},
-	}, &v1.Node{}, 0, cache.Indexers{})
-	_ = nodeInf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		o.mu.Lock()
-		o.gapAll, o.nodeGap = true, map[string]bool{}
-		o.record("watch-gap", "nodes", map[string]any{"error": err.Error()})
-		o.mu.Unlock()
-		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})
 	_, _ = nodeInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { o.node(nil, obj.(*v1.Node)) },
@@ -359,17 +531,29 @@ func main() {
 	inf.Start(stop)
 	dinf.Start(stop)
 	go nodeInf.Run(stop)
-	cache.WaitForCacheSync(stop, nodeInf.HasSynced)
+	go podInf.Run(stop)
+	cache.WaitForCacheSync(stop, nodeInf.HasSynced, podInf.HasSynced)
 	inf.WaitForCacheSync(stop)
 	dinf.WaitForCacheSync(stop)
 	fmt.Println("watching")
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
+	tick := time.NewTicker(time.Second)
+	for waiting := true; waiting; {
+		select {
+		case <-sig:
+			waiting = false
+		case <-tick.C:
+			o.mu.Lock()
+			o.judgeDriversOff(false)
+			o.mu.Unlock()
+		}
+	}
 	close(stop)
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.judgeDriversOff(true)
 	fmt.Printf("violations %d\n", o.violations)
 	if o.violations > 0 {
 		f.Close()

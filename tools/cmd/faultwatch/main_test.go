@@ -7,14 +7,17 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
 
 func newObserver() *observer {
 	return &observer{log: json.NewEncoder(&bytes.Buffer{}), pluginKey: "p", draKey: "d", enabled: "true", manager: "drashift",
-		pods: cache.NewStore(cache.MetaNamespaceKeyFunc), seenEvicted: map[string]bool{}}
+		pods: cache.NewStore(cache.MetaNamespaceKeyFunc), seenEvicted: map[string]bool{},
+		uses: map[string]*podUse{}, extended: []v1.ResourceName{"example.com/gpu"}}
 }
 
 func node(plugin, dra, direction, step string, cordoned, ours bool) *v1.Node {
@@ -172,5 +175,80 @@ func TestStepAcrossWatchGap(t *testing.T) {
 	o.node(node("false", "true", "ToLegacy", "dra", false, false), node("false", "true", "ToLegacy", "driver-off", true, true))
 	if o.violations != 1 {
 		t.Fatalf("a skip after the gap: %d violations, want 1", o.violations)
+	}
+}
+
+// A driver outlives its users: a label drashift turns off while a pod bound to the node before that
+// still runs is a violation, judged only once the pod watch has passed the change; a pod that
+// finished before it, was bound after it, uses the other driver, or whose end a watch gap hid is
+// not; a label another writer turned off is recorded only.
+func TestDriverGone(t *testing.T) {
+	pod := func(uid, rv string, dra bool, phase v1.PodPhase) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: uid, UID: types.UID(uid), ResourceVersion: rv},
+			Spec:   v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "c"}}},
+			Status: v1.PodStatus{Phase: phase}}
+		if dra {
+			p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
+		} else {
+			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{"example.com/gpu": resource.MustParse("1")}
+		}
+		return p
+	}
+	off := func(which string, rv string, writer string) (*v1.Node, *v1.Node) {
+		old, cur := node("false", "true", "ToLegacy", "draining-dra", true, true), node("false", "false", "ToLegacy", "driver-off", true, true)
+		if which == "plugin" {
+			old, cur = node("true", "false", "ToDRA", "draining", true, true), node("false", "false", "ToDRA", "plugin-off", true, true)
+		}
+		cur.ResourceVersion = rv
+		if writer != "" {
+			key := map[string]string{"dra": "d", "plugin": "p"}[which]
+			cur.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: writer, FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:` + key + `":{}}}}`)}}}
+		}
+		return old, cur
+	}
+	type step struct {
+		pod     *v1.Pod
+		deleted bool
+		gap     bool // the pod watch relisted before this
+	}
+	for _, c := range []struct {
+		name   string
+		which  string
+		writer string
+		steps  []step
+		want   int
+	}{
+		{"finished before", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "15", true, v1.PodSucceeded)}}, 0},
+		{"finished after", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "25", true, v1.PodSucceeded)}}, 1},
+		{"still running", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}}, 1},
+		{"deleted after, running", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "26", true, v1.PodRunning), deleted: true}}, 1},
+		{"bound after", "dra", "", []step{{pod: pod("a", "30", true, v1.PodRunning)}}, 0},
+		{"the other driver's user", "dra", "", []step{{pod: pod("a", "10", false, v1.PodRunning)}}, 0},
+		{"plugin user", "plugin", "", []step{{pod: pod("a", "10", false, v1.PodRunning)}}, 1},
+		{"plugin off, DRA user", "plugin", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}}, 0},
+		{"end hidden by a gap", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "25", true, v1.PodSucceeded), gap: true}}, 0},
+		{"turned off by another writer", "dra", "kubectl-label", []step{{pod: pod("a", "10", true, v1.PodRunning)}}, 0},
+	} {
+		o := newObserver()
+		podsRV := uint64(0)
+		o.podsRV = func() uint64 { return podsRV }
+		old, cur := off(c.which, "20", c.writer)
+		o.node(old, cur)
+		for _, s := range c.steps {
+			if s.gap {
+				o.podGapAll, o.podGap = true, map[string]bool{}
+			}
+			o.use(s.pod, s.deleted, false)
+		}
+		o.judgeDriversOff(false)
+		if o.violations != 0 {
+			t.Errorf("%s: judged before the pod watch passed the change", c.name)
+		}
+		podsRV = 40
+		o.judgeDriversOff(false)
+		if o.violations != c.want || len(o.pending) != 0 {
+			t.Errorf("%s: %d violations (%d pending), want %d", c.name, o.violations, len(o.pending), c.want)
+		}
 	}
 }
