@@ -150,6 +150,7 @@ typedef struct {
 	bool missing_ok;   /* a delete: 404 means done */
 	char *finalizer_plan; /* a finalizer write: sent again after a failure */
 	notifier_batch_t *notes; /* a status write: the notifications it records, sent once it is written */
+	cJSON *then_freeze; /* a status write that records a new breach: the breach, frozen once it is written */
 	char *what;
 } pc_write_t;
 
@@ -218,6 +219,8 @@ static bool pc_freeze_retry_pending(const plan_controller_t *pc, const char *had
 	return uv_now(pc->loop) < strtoull(had + strlen(prefix), NULL, 10);
 }
 
+static void pc_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen);
+
 static void pc_on_write(const kube_http_response_t *resp, void *data)
 {
 	pc_write_t *w = data;
@@ -272,7 +275,16 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 			notifier_send(pc->notifier, w->notes);
 			w->notes = NULL;
 		}
+		/*
+		 * The breach is recorded: freeze now rather than after the watch
+		 * shows the status and the next reconcile decides the same (the
+		 * plan's spec, not its status, says how).
+		 */
+		const plan_object_t *po = w->then_freeze ? store_get(cache_store(pc->cache, CACHE_PLANS), NULL, w->plan) : NULL;
+		if (po)
+			pc_assert_freeze(pc, po, w->then_freeze, true);
 	}
+	cJSON_Delete(w->then_freeze);
 	notifier_batch_free(w->notes);
 	free(w->node);
 	free(w->plan);
@@ -460,11 +472,14 @@ static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type
 }
 
 /* Write a plan's status; notes (may be NULL; taken) are sent once it is written. */
-static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes)
+/* then_freeze (taken, may be NULL): a new breach the status records, to freeze once it is written. */
+static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes,
+			    cJSON *then_freeze)
 {
 	/* Compare without the times that only move when something else moved. */
 	if (po->status && cJSON_Compare(po->status, status, true)) {
 		cJSON_Delete(status);
+		cJSON_Delete(then_freeze);
 		notifier_batch_free(notes);
 		return;
 	}
@@ -477,6 +492,7 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 		log_info("dry run: would write status", "plan", po->meta.name, "status", body);
 		free(body);
 		cJSON_Delete(status);
+		cJSON_Delete(then_freeze);
 		notifier_batch_free(notes);
 		return;
 	}
@@ -484,6 +500,7 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 	pc_write_t *w = pc_write_new(pc, NULL, "plan status");
 	w->plan = xstrdup(po->meta.name);
 	w->notes = notes;
+	w->then_freeze = then_freeze;
 	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
 	pc->expected_since = uv_now(pc->loop);
 	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0)
@@ -491,6 +508,7 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 	else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
 		notifier_batch_free(w->notes);
+		cJSON_Delete(w->then_freeze);
 		free(w->plan);
 		free(w->what);
 		free(w);
@@ -523,7 +541,7 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 	pc_condition(conds, po->status, "Ready", false, "SpecInvalid",
 		     "the plan is invalid; nothing is done until the spec is fixed (the Invalid condition says where)",
 		     po->generation, now);
-	pc_write_status(pc, po, st, NULL);
+	pc_write_status(pc, po, st, NULL, NULL);
 }
 
 /* ---- one plan ------------------------------------------------------------- */
@@ -1354,7 +1372,7 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
 		}
 		free(msg);
-		pc_write_status(pc, po, st, NULL);
+		pc_write_status(pc, po, st, NULL, NULL);
 	}
 	pc_names_free(names, n);
 }
@@ -2525,7 +2543,10 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	cJSON *st = pc_render_status(pc, &r);
 	if (r.write_status)
 		pc_write_status(pc, po, st,
-				pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s) : NULL);
+				pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s) : NULL,
+				r.new_breach.found && r.freeze.frozen
+					? cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "breach"), true)
+					: NULL);
 	else
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
