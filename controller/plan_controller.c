@@ -123,6 +123,8 @@ struct plan_controller {
 	/* Node -> the refusal last logged for it (its message): a refusal is logged when it starts or
 	 * changes, not at every reconcile while a person has yet to act (its Events are aggregated). */
 	strmap_t refusals;
+	/* Plan -> when its status was last written (uint64_t *, loop ms): plan_status_observed_only. */
+	strmap_t status_written;
 	/* The wait after the last failed write (0: the last write succeeded); PLAN_WRITE_BACKOFF_*. */
 	uint64_t write_backoff_ms;
 	metrics_gauge_t *m_orphans;
@@ -209,6 +211,9 @@ static void pc_switch_forget(pc_switch_t *sw, const char *plan)
  */
 #define PLAN_WRITE_BACKOFF_MIN_MS 500
 #define PLAN_WRITE_BACKOFF_MAX_MS 30000
+
+/* A status that differs only in what was observed is written at most this often per plan. */
+#define PLAN_STATUS_OBSERVED_MS 1000
 
 /* Whether a freeze switch's record says to wait: a failed write's "retry-at:<loop ms>" not yet due. */
 static bool pc_freeze_retry_pending(const plan_controller_t *pc, const char *had)
@@ -472,16 +477,26 @@ static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type
 }
 
 /* Write a plan's status; notes (may be NULL; taken) are sent once it is written. */
-/* then_freeze (taken, may be NULL): a new breach the status records, to freeze once it is written. */
-static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes,
-			    cJSON *then_freeze)
+/*
+ * then_freeze (taken, may be NULL): a new breach the status records, to
+ * freeze once it is written. Returns 0, or the ms after which a status that
+ * differs only in what was observed may be written (it waits until then).
+ */
+static uint64_t pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes,
+				cJSON *then_freeze)
 {
-	/* Compare without the times that only move when something else moved. */
-	if (po->status && cJSON_Compare(po->status, status, true)) {
+	uint64_t now = uv_now(pc->loop);
+	const uint64_t *last = strmap_get(&pc->status_written, po->meta.name);
+	bool same = po->status && cJSON_Compare(po->status, status, true);
+	uint64_t wait = !same && last && now < *last + PLAN_STATUS_OBSERVED_MS && notes == NULL && then_freeze == NULL &&
+					plan_status_observed_only(po->status, status)
+				? *last + PLAN_STATUS_OBSERVED_MS - now
+				: 0;
+	if (same || wait) {
 		cJSON_Delete(status);
 		cJSON_Delete(then_freeze);
 		notifier_batch_free(notes);
-		return;
+		return wait;
 	}
 	/* The status as a whole: what the previous status had and this one lacks is removed (null). */
 	cJSON *patch = cJSON_CreateObject();
@@ -494,7 +509,7 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 		cJSON_Delete(status);
 		cJSON_Delete(then_freeze);
 		notifier_batch_free(notes);
-		return;
+		return 0;
 	}
 	char *path = kube_path("drashift.io/v1alpha1", "migrationplans", NULL, po->meta.name, "status");
 	pc_write_t *w = pc_write_new(pc, NULL, "plan status");
@@ -502,10 +517,13 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 	w->notes = notes;
 	w->then_freeze = then_freeze;
 	cJSON_Delete(strmap_put(&pc->expected_status, po->meta.name, status));
-	pc->expected_since = uv_now(pc->loop);
-	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0)
+	pc->expected_since = now;
+	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0) {
 		pc->in_flight++;
-	else {
+		uint64_t *at = xmalloc(sizeof(*at));
+		*at = now;
+		free(strmap_put(&pc->status_written, po->meta.name, at));
+	} else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
 		notifier_batch_free(w->notes);
 		cJSON_Delete(w->then_freeze);
@@ -515,6 +533,7 @@ static void pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSO
 	}
 	free(path);
 	free(body);
+	return 0;
 }
 
 static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, const char *why)
@@ -1210,6 +1229,13 @@ static void pc_release_node(plan_controller_t *pc, const plan_object_t *po, cons
 	free(legacy);
 }
 
+/* Ask to be decided again within ms (0: no wish), keeping the earliest wish. */
+static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
+{
+	if (ms && (*requeue_ms == 0 || ms < *requeue_ms))
+		*requeue_ms = ms;
+}
+
 /* A copy of the node names in a set: acting on nodes must not iterate an index the watch changes. */
 static char **pc_names(const strmap_t *set, size_t *n)
 {
@@ -1372,7 +1398,7 @@ static void pc_release_deleting(plan_controller_t *pc, const plan_object_t *po, 
 			events_emit(pc->events, &ref, "Normal", "Deleting", "Release", "%s", msg);
 		}
 		free(msg);
-		pc_write_status(pc, po, st, NULL, NULL);
+		pc_requeue_within(requeue_ms, pc_write_status(pc, po, st, NULL, NULL));
 	}
 	pc_names_free(names, n);
 }
@@ -1457,12 +1483,6 @@ typedef struct {
 	int64_t window_edge_ms;  /* when that changes next; 0: never */
 	char window_edge_s[RFC3339_LEN];
 } pc_reconcile_t;
-
-static void pc_requeue_within(uint64_t *requeue_ms, uint64_t ms)
-{
-	if (ms && (*requeue_ms == 0 || ms < *requeue_ms))
-		*requeue_ms = ms;
-}
 
 /* Gather: each pool's members (nodes it selects that no other plan's pool selects) with their records. */
 static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
@@ -2542,11 +2562,13 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
 	cJSON *st = pc_render_status(pc, &r);
 	if (r.write_status)
-		pc_write_status(pc, po, st,
-				pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s) : NULL,
-				r.new_breach.found && r.freeze.frozen
-					? cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "breach"), true)
-					: NULL);
+		pc_requeue_within(&r.requeue_ms,
+				  pc_write_status(pc, po, st,
+						  pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s)
+							       : NULL,
+						  r.new_breach.found && r.freeze.frozen
+							  ? cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "breach"), true)
+							  : NULL));
 	else
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)
@@ -2693,6 +2715,18 @@ void plan_controller_poke(plan_controller_t *pc)
 	pc_poke_after(pc, 0);
 }
 
+/* Forget the status write times of plans that are gone. */
+static void pc_forget_status_writes(plan_controller_t *pc)
+{
+	const reflector_t *r = cache_reflector(pc->cache, CACHE_PLANS);
+	size_t n;
+	char **names = pc_names(&pc->status_written, &n);
+	for (size_t i = 0; i < n; i++)
+		if (r == NULL || store_get(reflector_store(r), NULL, names[i]) == NULL)
+			free(strmap_remove(&pc->status_written, names[i]));
+	pc_names_free(names, n);
+}
+
 /* Forget the refusals of nodes that are gone: a node that comes back is logged anew. */
 static void pc_forget_refusals(plan_controller_t *pc)
 {
@@ -2709,6 +2743,7 @@ static void pc_on_orphan_timer(uv_timer_t *t)
 {
 	pc_report_orphans(t->data);
 	pc_forget_refusals(t->data);
+	pc_forget_status_writes(t->data);
 }
 
 /*
@@ -2855,6 +2890,7 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);
 	strmap_clear(&pc->refusals, free);
+	strmap_clear(&pc->status_written, free);
 	strmap_clear(&pc->preflight, pc_preflight_free);
 	strmap_clear(&pc->capacity, pc_capacity_free);
 	free(pc);

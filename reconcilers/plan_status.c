@@ -334,3 +334,50 @@ void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS])
 		c[i].message = NULL;
 	}
 }
+
+/* a and b (objects, or both absent) are equal but for the members named in skip (NULL-terminated). */
+static bool ps_equal_except(const cJSON *a, const cJSON *b, const char *const *skip)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (!cJSON_IsObject(a) || !cJSON_IsObject(b))
+		return cJSON_Compare(a, b, true);
+	const cJSON *sides[2][2] = { { a, b }, { b, a } };
+	for (int s = 0; s < 2; s++) {
+		const cJSON *m;
+		cJSON_ArrayForEach(m, sides[s][0])
+		{
+			bool skipped = false;
+			for (const char *const *k = skip; *k && !skipped; k++)
+				skipped = strcmp(m->string, *k) == 0;
+			if (!skipped && !cJSON_Compare(m, cJSON_GetObjectItemCaseSensitive(sides[s][1], m->string), true))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The arrays key of old and new hold as many elements, each equal to its peer but for skip. */
+static bool ps_elements_equal_except(const cJSON *old, const cJSON *new, const char *key, const char *const *skip)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(old, key), *b = cJSON_GetObjectItemCaseSensitive(new, key);
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (!cJSON_IsArray(a) || !cJSON_IsArray(b) || cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+		return false;
+	for (const cJSON *x = a->child, *y = b->child; x && y; x = x->next, y = y->next)
+		if (!ps_equal_except(x, y, skip))
+			return false;
+	return true;
+}
+
+bool plan_status_observed_only(const cJSON *old, const cJSON *new)
+{
+	static const char *const top[] = { "activity", "pools", "signals", "conditions", NULL };
+	static const char *const pool[] = { "capacity", "nodes", "message", "gate", NULL };
+	static const char *const signal[] = { "rawValue", "value", "samples", "byClass", NULL };
+	static const char *const condition[] = { "message", NULL };
+	return cJSON_IsObject(old) && cJSON_IsObject(new) && ps_equal_except(old, new, top) &&
+	       ps_elements_equal_except(old, new, "pools", pool) && ps_elements_equal_except(old, new, "signals", signal) &&
+	       ps_elements_equal_except(old, new, "conditions", condition);
+}

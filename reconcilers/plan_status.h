@@ -15,6 +15,7 @@
 #ifndef DRASHIFT_PLAN_STATUS_H
 #define DRASHIFT_PLAN_STATUS_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,6 +111,20 @@ typedef struct {
  * are absolute, so it does not change while nothing happens. Owned.
  */
 char *plan_status_activity(const plan_activity_input_t *in);
+
+/*
+ * The written status old and the rendered status new differ only in what
+ * drashift observed and decides nothing from as written: counts and values
+ * (pools[].capacity, pools[].nodes, signals[] rawValue, value, samples,
+ * byClass), and the sentences that report them (activity, pools[].message,
+ * pools[].gate, conditions[].message). A phase, a breach, a pool's record, a
+ * signal's verdict, a condition's status or reason, the handovers: any other
+ * difference is not. The controller writes such a status at most once a
+ * second per plan (PLAN_STATUS_OBSERVED_MS): on a busy fleet the counts
+ * change with every job, and a write in flight holds the next decision
+ * until the watch shows it.
+ */
+bool plan_status_observed_only(const cJSON *old, const cJSON *new);
 
 /* The plan's phase: Frozen, Failed, RollingBack, Paused, DRA, Legacy, or its first active pool's phase. */
 const char *plan_status_phase(const pool_phase_t *phases, size_t n_pools, bool frozen, bool paused);

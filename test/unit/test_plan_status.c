@@ -365,6 +365,54 @@ static void test_activity_says_what_next_and_what_to_do(void **state)
 	}
 }
 
+/* Which status changes wait for the once-a-second write: counts, values and their sentences only. */
+static void test_observed_only(void **state)
+{
+	(void)state;
+	const char *base = "{\"phase\":\"Canary\",\"activity\":\"Canary: a\",\"pools\":[{\"name\":\"a\",\"phase\":\"Canary\","
+			   "\"canaryNodes\":[\"a-0\"],\"capacity\":{\"draDevices\":{\"allocated\":1}},\"nodes\":{\"dra\":1},"
+			   "\"message\":\"baking: 30 s left\",\"gate\":\"Pass\"}],\"signals\":[{\"name\":\"drift\",\"pool\":\"a\","
+			   "\"value\":\"0\",\"rawValue\":0,\"samples\":3,\"verdict\":\"Pass\"}],\"conditions\":[{\"type\":\"Frozen\","
+			   "\"status\":\"False\",\"reason\":\"NoBreach\",\"message\":\"m\"}]}";
+	const struct {
+		const char *from, *to; /* a literal replaced in base */
+		bool observed_only;
+	} rows[] = {
+		{ "", "", true },
+		{ "\"allocated\":1", "\"allocated\":2", true },
+		{ "\"dra\":1", "\"dra\":2", true },
+		{ "baking: 30 s left", "baking: 29 s left", true },
+		{ "\"gate\":\"Pass\"", "\"gate\":\"Inconclusive\"", true },
+		{ "\"samples\":3", "\"samples\":4", true },
+		{ "\"rawValue\":0", "\"rawValue\":1", true },
+		{ "\"message\":\"m\"", "\"message\":\"n\"", true },
+		{ "Canary: a", "Canary: b", true },
+		{ "\"verdict\":\"Pass\"", "\"verdict\":\"Breach\"", false },
+		{ "\"phase\":\"Canary\",\"activity\"", "\"phase\":\"Frozen\",\"activity\"", false },
+		{ "\"phase\":\"Canary\",\"canaryNodes\"", "\"phase\":\"Expanding\",\"canaryNodes\"", false },
+		{ "[\"a-0\"]", "[\"a-0\",\"a-1\"]", false },
+		{ "\"status\":\"False\"", "\"status\":\"True\"", false },
+		{ "\"reason\":\"NoBreach\"", "\"reason\":\"Breach\"", false },
+		{ "\"phase\":\"Canary\",\"activity\"", "\"breach\":{\"id\":\"x\"},\"phase\":\"Canary\",\"activity\"", false },
+		{ "}],\"signals\"", "},{\"name\":\"b\"}],\"signals\"", false },
+	};
+	cJSON *old = cJSON_Parse(base);
+	assert_non_null(old);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char text[2048];
+		const char *at = rows[i].from[0] ? strstr(base, rows[i].from) : base;
+		assert_non_null(at);
+		snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - base), base, rows[i].to, at + strlen(rows[i].from));
+		cJSON *new = cJSON_Parse(text);
+		assert_non_null(new);
+		if (plan_status_observed_only(old, new) != rows[i].observed_only)
+			fail_msg("row %zu (%s -> %s): want %d", i, rows[i].from, rows[i].to, rows[i].observed_only);
+		cJSON_Delete(new);
+	}
+	assert_false(plan_status_observed_only(NULL, old));
+	cJSON_Delete(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_conditions_frozen_says_what_is_enforced_and_refused),
 		cmocka_unit_test(test_conditions_degraded),
 		cmocka_unit_test(test_gate_summary),
+		cmocka_unit_test(test_observed_only),
 		cmocka_unit_test(test_activity_says_what_next_and_what_to_do),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
