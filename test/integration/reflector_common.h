@@ -41,6 +41,14 @@ static void fixture_on_change(const void *old, const void *new, void *data)
 	((fixture_t *)data)->changes++;
 }
 
+/* A control plane (extra API server flags may be NULL) with 60 nodes in pool a: more than a page of 25. */
+static inline int fixture_up_with_nodes(fixture_t *f, const char *name, const char *apiserver_flags)
+{
+	testenv_up(&f->env, name, apiserver_flags);
+	return testenv_sh(&f->env, "for i in $(seq 1 60); do printf -- '---\\napiVersion: v1\\nkind: Node\\n"
+				   "metadata:\\n  name: node-%%02d\\n  labels: {pool: a}\\n' $i; done | kubectl create -f - >/dev/null");
+}
+
 /* Connect a client with the given kubeconfig and start a node reflector. */
 static void fixture_start(fixture_t *f, const char *kubeconfig, const reflector_options_t *opt)
 {

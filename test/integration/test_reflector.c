@@ -17,10 +17,7 @@ static fixture_t fx;
 static int setup(void **state)
 {
 	(void)state;
-	testenv_up(&fx.env, "reflector", NULL);
-	int rc = testenv_sh(&fx.env, "for i in $(seq 1 60); do printf -- '---\\napiVersion: v1\\nkind: Node\\n"
-				     "metadata:\\n  name: node-%%02d\\n  labels: {pool: a}\\n' $i; done | kubectl create -f - >/dev/null");
-	return rc;
+	return fixture_up_with_nodes(&fx, "reflector", NULL);
 }
 
 static int teardown(void **state)

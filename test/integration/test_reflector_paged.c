@@ -18,9 +18,7 @@ static fixture_t fx;
 static int setup(void **state)
 {
 	(void)state;
-	testenv_up(&fx.env, "reflector_paged", "--feature-gates=WatchList=false");
-	return testenv_sh(&fx.env, "for i in $(seq 1 60); do printf -- '---\\napiVersion: v1\\nkind: Node\\n"
-				   "metadata:\\n  name: node-%%02d\\n  labels: {pool: a}\\n' $i; done | kubectl create -f - >/dev/null");
+	return fixture_up_with_nodes(&fx, "reflector_paged", "--feature-gates=WatchList=false");
 }
 
 static int teardown(void **state)
