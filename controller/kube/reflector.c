@@ -288,7 +288,8 @@ static void reflector_stream_ended(reflector_t *r, const kube_http_response_t *r
 	r->streaming = false;
 	store_listing_discard(&r->store, &r->listing);
 	bool refused = resp->status == 400 || resp->status == 403 || resp->status == 422;
-	if (refused || (resp->error == NULL && !r->relist)) {
+	/* An event the reflector could not take ends the stream with an error ("stream ended by the receiver"). */
+	if (refused || resp->error == NULL) {
 		char status[24];
 		snprintf(status, sizeof(status), "%ld", resp->status);
 		log_info("the API server does not stream the initial state (WatchList); listing in pages", "resource",
