@@ -26,6 +26,7 @@ struct reflector {
 	bool relist;        /* the watch said its resourceVersion is gone */
 	bool idle_expired;
 	bool watched;       /* a watch was started before: the next one is a restart */
+	bool bookmarked;    /* a watch of this kind delivered a bookmark after its initial state */
 	bool stopping;
 	uint64_t backoff_ms;
 	kube_http_call_t *call;
@@ -231,12 +232,15 @@ static int reflector_on_event(const char *line, size_t len, void *data)
 	reflector_t *r = data;
 	char *rv;
 	bool end = false;
+	uint64_t events = r->store.events;
 	store_apply_t applied = r->streaming ? store_listing_apply_event(&r->store, &r->listing, line, len, &rv, &end)
 					     : store_apply_event(&r->store, line, len, &rv);
 	if (applied == STORE_RELIST) {
 		r->relist = true;
 		return 1;
 	}
+	if (!r->streaming && rv && r->store.events == events)
+		r->bookmarked = true; /* a resourceVersion without an event: a bookmark */
 	if (rv) {
 		free(r->rv);
 		r->rv = rv;
@@ -270,7 +274,16 @@ static void reflector_on_idle(uv_timer_t *t)
 	reflector_t *r = t->data;
 	if (r->call == NULL)
 		return;
-	log_warn("watch silent past the idle timeout; reconnecting", "resource", r->kind->resource);
+	/*
+	 * A kind the API server serves without its watch cache (events, by
+	 * default) gets no bookmarks: silence is normal there, not a fault.
+	 */
+	if (r->bookmarked)
+		log_warn("watch silent past the idle timeout; reconnecting", "resource", r->kind->resource);
+	else
+		log_info("watch silent past the idle timeout, and the server sends no bookmarks for this kind; "
+			 "reconnecting",
+			 "resource", r->kind->resource);
 	r->idle_expired = true;
 	kube_http_cancel(r->call);
 }
