@@ -476,10 +476,10 @@ static void pc_condition(cJSON *conds, const cJSON *old_status, const char *type
 	cJSON_AddItemToArray(conds, c);
 }
 
-/* Write a plan's status; notes (may be NULL; taken) are sent once it is written. */
 /*
- * then_freeze (taken, may be NULL): a new breach the status records, to
- * freeze once it is written. Returns 0, or the ms after which a status that
+ * Write a plan's status; notes (may be NULL; taken) are sent once it is
+ * written, and then_freeze (may be NULL; taken), a new breach the status
+ * records, is frozen then. Returns 0, or the ms after which a status that
  * differs only in what was observed may be written (it waits until then).
  */
 static uint64_t pc_write_status(plan_controller_t *pc, const plan_object_t *po, cJSON *status, notifier_batch_t *notes,
@@ -2566,7 +2566,7 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 				  pc_write_status(pc, po, st,
 						  pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s)
 							       : NULL,
-						  r.new_breach.found && r.freeze.frozen
+						  r.new_breach.found
 							  ? cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "breach"), true)
 							  : NULL));
 	else
@@ -2715,35 +2715,24 @@ void plan_controller_poke(plan_controller_t *pc)
 	pc_poke_after(pc, 0);
 }
 
-/* Forget the status write times of plans that are gone. */
-static void pc_forget_status_writes(plan_controller_t *pc)
+/* Forget the entries of map (values freed) whose cluster-scoped object is gone from live. */
+static void pc_forget_gone(strmap_t *map, const store_t *live)
 {
-	const reflector_t *r = cache_reflector(pc->cache, CACHE_PLANS);
 	size_t n;
-	char **names = pc_names(&pc->status_written, &n);
+	char **names = pc_names(map, &n);
 	for (size_t i = 0; i < n; i++)
-		if (r == NULL || store_get(reflector_store(r), NULL, names[i]) == NULL)
-			free(strmap_remove(&pc->status_written, names[i]));
-	pc_names_free(names, n);
-}
-
-/* Forget the refusals of nodes that are gone: a node that comes back is logged anew. */
-static void pc_forget_refusals(plan_controller_t *pc)
-{
-	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
-	size_t n;
-	char **names = pc_names(&pc->refusals, &n);
-	for (size_t i = 0; i < n; i++)
-		if (store_get(nodes, NULL, names[i]) == NULL)
-			free(strmap_remove(&pc->refusals, names[i]));
+		if (store_get(live, NULL, names[i]) == NULL)
+			free(strmap_remove(map, names[i]));
 	pc_names_free(names, n);
 }
 
 static void pc_on_orphan_timer(uv_timer_t *t)
 {
-	pc_report_orphans(t->data);
-	pc_forget_refusals(t->data);
-	pc_forget_status_writes(t->data);
+	plan_controller_t *pc = t->data;
+	pc_report_orphans(pc);
+	/* A node that comes back has its refusal logged anew; a plan made again starts without a write time. */
+	pc_forget_gone(&pc->refusals, cache_store(pc->cache, CACHE_NODES));
+	pc_forget_gone(&pc->status_written, cache_store(pc->cache, CACHE_PLANS));
 }
 
 /*

@@ -113,19 +113,35 @@ type observer struct {
 	violations        int
 	pods              cache.Store
 	seenEvicted       map[string]bool
-	// Set when the node watch failed: the relist that follows shows each node's
-	// end points only, so its next change is not judged as a step.
-	nodeGap map[string]bool
-	gapAll  bool
+	// The relist after a failed node watch shows each node's end points
+	// only, so a node's next change is not judged as a step.
+	nodeGap gaps
 	// driver-gone: pods by UID, the label changes waiting for the pod watch, what it has passed.
 	extended []v1.ResourceName
 	uses     map[string]*podUse
 	pending  []driverOff
 	podsRV   func() uint64
-	// Set when the pod watch failed: a pod's first state after it may have
-	// finished anywhere in the gap, so that end is not judged.
-	podGap    map[string]bool
-	podGapAll bool
+	// The relist after a failed pod watch: a pod's first state after it may
+	// have finished anywhere in the gap, so that end is not judged.
+	podGap gaps
+}
+
+// gaps follows a watch's gaps: after one, each object's first change spans it.
+type gaps struct {
+	open bool
+	seen map[string]bool // objects changed since the last gap
+}
+
+// opened records a gap (the watch failed or listed again).
+func (g *gaps) opened() { g.open, g.seen = true, map[string]bool{} }
+
+// spans: this change of key is its first since a gap; later ones follow each other again.
+func (g *gaps) spans(key string) bool {
+	if !g.open || g.seen[key] {
+		return false
+	}
+	g.seen[key] = true
+	return true
 }
 
 // rvOf parses a resourceVersion as the etcd revision it is on this cluster (0 when it is not a number).
@@ -186,11 +202,7 @@ func (o *observer) node(old, cur *v1.Node) {
 	}
 	o.record("node", cur.Name, map[string]any{"plugin": l[o.pluginKey], "dra": l[o.draKey], "step": a[annStep],
 		"direction": a[annDirection], "unschedulable": cur.Spec.Unschedulable, "cordonedByDrashift": a[annCordoned]})
-	gap := o.gapAll && !o.nodeGap[cur.Name]
-	if o.gapAll {
-		o.nodeGap[cur.Name] = true // seen once since the gap: later changes are consecutive again
-	}
-	if !gap && oa[annStep] != "" && a[annStep] != "" && oa[annDirection] == a[annDirection] {
+	if !o.nodeGap.spans(cur.Name) && oa[annStep] != "" && a[annStep] != "" && oa[annDirection] == a[annDirection] {
 		from, to := stepIndex(a[annDirection], oa[annStep]), stepIndex(a[annDirection], a[annStep])
 		if from >= 0 && to > from+1 {
 			o.violation("step-skipped", cur.Name, "%s %s -> %s", a[annDirection], oa[annStep], a[annStep])
@@ -303,24 +315,13 @@ func (o *observer) use(p *v1.Pod, gone, unknown bool) {
 		}
 		u = &podUse{name: p.Namespace + "/" + p.Name, node: p.Spec.NodeName, bound: rvOf(p.ResourceVersion)}
 		u.dra = len(p.Spec.ResourceClaims) > 0 || p.Status.ExtendedResourceClaimStatus != nil
-		if !u.dra {
-			for _, r := range o.extended {
-				for _, c := range append(append([]v1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-					_, req := c.Resources.Requests[r]
-					_, lim := c.Resources.Limits[r]
-					u.plugin = u.plugin || req || lim
-				}
-			}
-		}
+		u.plugin = !u.dra && (o.asksExtended(p.Spec.InitContainers) || o.asksExtended(p.Spec.Containers))
 		if !u.dra && !u.plugin {
 			return
 		}
 		o.uses[string(p.UID)] = u
 	}
-	afterGap := o.podGapAll && !o.podGap[string(p.UID)]
-	if o.podGapAll {
-		o.podGap[string(p.UID)] = true
-	}
+	afterGap := o.podGap.spans(string(p.UID))
 	if u.finished != 0 || u.endUnknown {
 		return
 	}
@@ -333,6 +334,20 @@ func (o *observer) use(p *v1.Pod, gone, unknown bool) {
 	} else {
 		u.finished = rvOf(p.ResourceVersion)
 	}
+}
+
+// asksExtended: a container requests or limits one of the device plugin's extended resources.
+func (o *observer) asksExtended(cs []v1.Container) bool {
+	for _, c := range cs {
+		for _, r := range o.extended {
+			_, req := c.Resources.Requests[r]
+			_, lim := c.Resources.Limits[r]
+			if req || lim {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // judgeDriversOff judges the label changes the pod watch has passed, or that waited a minute for it
@@ -476,13 +491,13 @@ func main() {
 	nodeInf := watchWithGaps(cs, "nodes", &v1.Node{}, func(how string) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.gapAll, o.nodeGap = true, map[string]bool{}
+		o.nodeGap.opened()
 		o.record("watch-gap", "nodes", map[string]any{"error": how})
 	})
 	podInf := watchWithGaps(cs, "pods", &v1.Pod{}, func(how string) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.podGapAll, o.podGap = true, map[string]bool{}
+		o.podGap.opened()
 		o.record("watch-gap", "pods", map[string]any{"error": how})
 	})
 	o.pods = podInf.GetStore()

@@ -167,7 +167,7 @@ func TestFreezeLifted(t *testing.T) {
 // points only): it is not judged as a step; the change after it is.
 func TestStepAcrossWatchGap(t *testing.T) {
 	o := newObserver()
-	o.gapAll, o.nodeGap = true, map[string]bool{}
+	o.nodeGap.opened()
 	o.node(node("true", "false", "ToDRA", "draining", true, true), node("false", "true", "ToDRA", "dra", false, false))
 	if o.violations != 0 {
 		t.Fatalf("a change across the gap: %d violations, want 0", o.violations)
@@ -237,7 +237,7 @@ func TestDriverGone(t *testing.T) {
 		o.node(old, cur)
 		for _, s := range c.steps {
 			if s.gap {
-				o.podGapAll, o.podGap = true, map[string]bool{}
+				o.podGap.opened()
 			}
 			o.use(s.pod, s.deleted, false)
 		}
