@@ -294,7 +294,7 @@ static void reflector_on_idle(uv_timer_t *t)
  * off, as on 1.33; 400; 403 when only list is allowed) or ends the stream
  * cleanly (one that ignores sendInitialEvents) will not stream: LIST in pages
  * from now on. Anything else (a cut connection, a restart, 401, 429, 5xx, an
- * undecodable event) is tried again after a backoff.
+ * undecodable event) is answered by one paged LIST; a LIST that fails backs off.
  */
 static void reflector_stream_ended(reflector_t *r, const kube_http_response_t *resp)
 {
@@ -312,11 +312,18 @@ static void reflector_stream_ended(reflector_t *r, const kube_http_response_t *r
 		reflector_list_page(r);
 		return;
 	}
+	/*
+	 * As client-go does, a stream that failed otherwise (a CRD's watch cache
+	 * still initializing answers "storage is (re)initializing") is followed
+	 * at once by one LIST in pages; the next relist streams again.
+	 */
 	if (!r->idle_expired && resp->error != NULL)
-		log_warn("watch-list failed", "resource", r->kind->resource, "error", resp->error);
+		log_warn("watch-list failed; listing in pages this once", "resource", r->kind->resource, "error",
+			 resp->error);
 	r->idle_expired = false;
 	r->relist = true;
-	reflector_backoff(r, "watch-list failed");
+	reflector_set_state(r, REFLECTOR_LISTING, "watch-list failed");
+	reflector_list_page(r);
 }
 
 static void reflector_on_watch_done(const kube_http_response_t *resp, void *data)
