@@ -695,7 +695,16 @@ int kube_http_request(kube_http_t *http, const kube_http_req_t *req, kube_http_c
 		curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(req->body ? req->body_len : 0));
 	}
 	call->content_type = req->content_type ? xstrdup(req->content_type) : NULL;
-	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	/*
+	 * Requests share one multiplexed HTTP/2 connection; a stream (a watch)
+	 * gets a connection of its own over HTTP/1.1. A watch lives for minutes
+	 * and its initial events can be thousands of objects: multiplexed, every
+	 * watch's stream and every request queue behind one connection's flow
+	 * control, and drashift was ready later than a client-go peer at 1,000
+	 * nodes for that alone (docs/architecture.md, "A cached object's memory").
+	 */
+	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
+			 req->on_data != NULL ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, kube_http_on_body);

@@ -64,7 +64,7 @@ typedef struct {
 	 * CREATE answering AlreadyExists.
 	 */
 	int retry;
-	kube_http_data_cb on_data; /* stream instead of buffer (2xx bodies only) */
+	kube_http_data_cb on_data; /* stream instead of buffer (2xx bodies only), over a connection of its own (HTTP/1.1) */
 } kube_http_req_t;
 
 /* Create a client for cfg on loop. Returns 0, or -1 with one line in err. */

@@ -266,6 +266,46 @@ static void test_retry_after_is_honoured(void **state)
 	free(path);
 }
 
+static size_t streamed_bytes;
+
+static int count_streamed(const char *bytes, size_t len, void *data)
+{
+	(void)bytes;
+	(void)data;
+	streamed_bytes += len;
+	return 0;
+}
+
+/*
+ * Requests share one HTTP/2 connection; a watch streams over a connection of
+ * its own, HTTP/1.1, so that thousands of initial events do not queue every
+ * other watch and request behind one connection's flow control.
+ */
+static void test_watch_streams_on_its_own_connection(void **state)
+{
+	(void)state;
+	testenv_result_t get = { 0 }, watch = { 0 };
+	kube_http_req_t req = { .method = "GET", .path = "/api/v1/namespaces/default/configmaps" };
+	assert_int_equal(kube_http_request(http, &req, testenv_on_result, &get, NULL), 0);
+	result_wait(&get);
+	assert_int_equal(get.status, 200);
+	assert_int_equal(get.http_major, 2);
+
+	/* Without a resourceVersion the watch starts with the objects there are (default, kube-system at least). */
+	streamed_bytes = 0;
+	kube_http_req_t stream = { .method = "GET", .path = "/api/v1/namespaces?watch=1&timeoutSeconds=1",
+				   .on_data = count_streamed };
+	assert_int_equal(kube_http_request(http, &stream, testenv_on_result, &watch, NULL), 0);
+	result_wait(&watch);
+	assert_int_equal(watch.status, 200);
+	assert_int_equal(watch.http_major, 1);
+	assert_true(streamed_bytes > 0);
+	print_message("request over HTTP/%d, watch over HTTP/%d (%zu bytes streamed)\n", get.http_major,
+		      watch.http_major, streamed_bytes);
+	testenv_result_free(&get);
+	testenv_result_free(&watch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_conflicting_writer_is_handled),
 		cmocka_unit_test(test_eviction_respects_disruption_budget),
 		cmocka_unit_test(test_retry_after_is_honoured),
+		cmocka_unit_test(test_watch_streams_on_its_own_connection),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -185,6 +185,7 @@ void testenv_on_result(const kube_http_response_t *resp, void *data)
 	testenv_result_t *r = data;
 	r->done = true;
 	r->status = resp->status;
+	r->http_major = resp->http_major;
 	r->body = xstrdup(resp->body ? resp->body : "");
 	r->error = resp->error ? xstrdup(resp->error) : NULL;
 	r->reason = resp->reason ? xstrdup(resp->reason) : NULL;

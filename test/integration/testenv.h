@@ -48,6 +48,7 @@ typedef struct {
 	char *body;   /* "" when none */
 	char *error;  /* NULL on 2xx */
 	char *reason; /* the API Status reason or NULL */
+	int http_major; /* the protocol it came in: 1 or 2 */
 } testenv_result_t;
 
 void testenv_on_result(const kube_http_response_t *resp, void *data);
