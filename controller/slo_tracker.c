@@ -52,12 +52,25 @@ typedef struct {
 	int64_t max_window_ms; /* 0: nobody asked yet, no age eviction */
 } slo_tracker_retention_t;
 
+/*
+ * The records by creation time, for slo_tracker_samples(): built when a
+ * query finds it stale (a record came, went or changed its creation time), so
+ * the reconciles between two claim events neither sort nor walk the records
+ * older than their window. Behind a pointer for the same reason as retention.
+ */
+typedef struct {
+	slo_tracker_record_t **sorted;
+	size_t n, cap;
+	bool stale;
+} slo_tracker_order_t;
+
 struct slo_tracker {
 	slo_tracker_record_t **records; /* owns every record */
 	size_t n_records, cap_records;
 	strmap_t by_uid;  /* uid -> record: claims, deleted ones too */
 	strmap_t by_name; /* namespace/name -> record: the live incarnation, or a placeholder */
 	slo_tracker_retention_t *retention;
+	slo_tracker_order_t *order;
 	int64_t last_now_ms;
 	int64_t last_sweep_ms;
 };
@@ -68,6 +81,7 @@ slo_tracker_t *slo_tracker_new(void)
 	t->by_uid = (strmap_t)STRMAP_INIT;
 	t->by_name = (strmap_t)STRMAP_INIT;
 	t->retention = xcalloc(1, sizeof(*t->retention));
+	t->order = xcalloc(1, sizeof(*t->order));
 	return t;
 }
 
@@ -98,6 +112,8 @@ void slo_tracker_free(slo_tracker_t *t)
 	strmap_clear(&t->by_uid, NULL);
 	strmap_clear(&t->by_name, NULL);
 	free(t->retention);
+	free(t->order->sorted);
+	free(t->order);
 	free(t);
 }
 
@@ -119,6 +135,7 @@ static void slo_tracker_record_remove(slo_tracker_t *t, slo_tracker_record_t *r)
 		t->records[r->index] = t->records[last];
 		t->records[r->index]->index = r->index;
 	}
+	t->order->stale = true;
 	slo_tracker_record_free(r);
 }
 
@@ -180,6 +197,7 @@ static slo_tracker_record_t *slo_tracker_record_new(slo_tracker_t *t, const char
 	r->created_ms = created_ms;
 	r->index = t->n_records;
 	t->records[t->n_records++] = r;
+	t->order->stale = true;
 	if (uid)
 		strmap_put(&t->by_uid, uid, r);
 	/* A newer incarnation under the same name takes the name; the older one stays by uid. */
@@ -309,7 +327,10 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 	}
 	if (r->deleted)
 		return; /* a late update for an incarnation already deleted */
-	r->created_ms = created_ms;
+	if (r->created_ms != created_ms) {
+		r->created_ms = created_ms;
+		t->order->stale = true;
+	}
 	slo_tracker_replace_strings(&r->classes, &r->n_classes, claim->device_classes, claim->n_device_classes);
 	if (claim->device_conditions_false > 0)
 		r->device_condition_false = true; /* trouble seen inside the window stays seen */
@@ -460,10 +481,38 @@ static bool slo_tracker_record_in_pool(const slo_tracker_record_t *r, const char
 	return true;
 }
 
-static int slo_tracker_compare_sample(const void *a, const void *b)
+static int slo_tracker_compare_created(const void *a, const void *b)
 {
-	int64_t x = ((const slo_sample_t *)a)->created_ms, y = ((const slo_sample_t *)b)->created_ms;
+	int64_t x = (*(slo_tracker_record_t *const *)a)->created_ms, y = (*(slo_tracker_record_t *const *)b)->created_ms;
 	return (x > y) - (x < y);
+}
+
+/* The records by creation time, and the first created at since_ms or later. */
+static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, int64_t since_ms, size_t *first)
+{
+	slo_tracker_order_t *o = t->order;
+	if (o->stale || o->n != t->n_records) {
+		if (o->cap < t->n_records) {
+			o->cap = t->n_records;
+			o->sorted = xrealloc(o->sorted, o->cap * sizeof(*o->sorted));
+		}
+		o->n = t->n_records;
+		if (o->n > 0)
+			memcpy(o->sorted, t->records, o->n * sizeof(*o->sorted));
+		if (o->n > 1)
+			qsort(o->sorted, o->n, sizeof(*o->sorted), slo_tracker_compare_created);
+		o->stale = false;
+	}
+	size_t lo = 0, hi = o->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->sorted[mid]->created_ms < since_ms)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	return o->sorted;
 }
 
 size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
@@ -480,9 +529,11 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 	size_t n = 0;
 	slo_tracker_node_set_t nodes;
 	slo_tracker_node_set_init(&nodes, pool_nodes, n_nodes);
-	for (size_t i = 0; i < t->n_records; i++) {
-		const slo_tracker_record_t *r = t->records[i];
-		if (r->created_ms < since_ms || !slo_tracker_record_in_pool(r, driver, device_classes, n_classes, &nodes))
+	size_t first;
+	slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, since_ms, &first);
+	for (size_t i = first; i < t->n_records; i++) {
+		const slo_tracker_record_t *r = sorted[i];
+		if (!slo_tracker_record_in_pool(r, driver, device_classes, n_classes, &nodes))
 			continue;
 		if (*out == NULL)
 			*out = xcalloc(t->n_records - i, sizeof(slo_sample_t));
@@ -498,7 +549,5 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 		};
 	}
 	strmap_clear(&nodes.set, NULL);
-	if (n > 1)
-		qsort(*out, n, sizeof(slo_sample_t), slo_tracker_compare_sample);
 	return n;
 }

@@ -3,7 +3,8 @@
  * latency is measured from the first allocated observation, an allocation
  * already present at first sight is no latency sample, Ready counts only
  * after allocation, a pod stuck Unschedulable marks its claim, deleted claims
- * keep their history, pools filter by class and node, and memory stays bounded.
+ * keep their history, pools filter by class and node, samples come oldest
+ * first, and memory stays bounded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -577,6 +578,56 @@ static void test_cap_drops_the_oldest_first(void **state)
 	slo_tracker_free(t);
 }
 
+/*
+ * Samples come out oldest first and only from the window, however the records
+ * arrived, and stay so when a record's creation time changes between two
+ * queries (a pod's placeholder learns its claim's own creation time).
+ */
+static void test_samples_in_creation_order_as_records_change(void **state)
+{
+	(void)state;
+	slo_tracker_t *t = slo_tracker_new();
+	claim_t b;
+	slo_sample_t *s;
+	const char *names[] = { "c", "a", "b" };
+	const int64_t ages[] = { 3 * MIN, 5 * MIN, 1 * MIN };
+	for (size_t i = 0; i < 3; i++) {
+		make_claim(&b, names[i], NOW - ages[i], "gpu.example.com");
+		slo_tracker_observe_claim(t, &b.c, NULL, NOW);
+	}
+	size_t n = slo_tracker_samples(t, NULL, gpu_classes, 1, pool_nodes, 2, INT64_MIN, &s);
+	assert_int_equal(n, 3);
+	assert_int_equal(s[0].created_ms, NOW - 5 * MIN);
+	assert_int_equal(s[1].created_ms, NOW - 3 * MIN);
+	assert_int_equal(s[2].created_ms, NOW - 1 * MIN);
+	free(s);
+	n = slo_tracker_samples(t, NULL, gpu_classes, 1, pool_nodes, 2, NOW - 4 * MIN, &s);
+	assert_int_equal(n, 2);
+	assert_int_equal(s[0].created_ms, NOW - 3 * MIN);
+	free(s);
+
+	/* A pod seen first makes a placeholder at the pod's creation (no sample: the claim is unseen)... */
+	see_pod(t, "p", NOW - 2 * MIN, POD_PENDING, NOW);
+	n = slo_tracker_samples(t, NULL, gpu_classes, 1, pool_nodes, 2, NOW - 4 * MIN, &s);
+	assert_int_equal(n, 2);
+	free(s);
+	/* ...then the claim, created before the window: it moves out of the window, not into it. */
+	make_claim(&b, "p", NOW - 6 * MIN, "gpu.example.com");
+	slo_tracker_observe_claim(t, &b.c, NULL, NOW);
+	n = slo_tracker_samples(t, NULL, gpu_classes, 1, pool_nodes, 2, NOW - 4 * MIN, &s);
+	assert_int_equal(n, 2);
+	assert_int_equal(s[0].created_ms, NOW - 3 * MIN);
+	assert_int_equal(s[1].created_ms, NOW - 1 * MIN);
+	free(s);
+	n = slo_tracker_samples(t, NULL, gpu_classes, 1, pool_nodes, 2, INT64_MIN, &s);
+	assert_int_equal(n, 4);
+	assert_int_equal(s[0].created_ms, NOW - 6 * MIN);
+	for (size_t i = 1; i < n; i++)
+		assert_true(s[i - 1].created_ms <= s[i].created_ms);
+	free(s);
+	slo_tracker_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_pool_filtering_by_node_and_class),
 		cmocka_unit_test(test_eviction_beyond_twice_the_window),
 		cmocka_unit_test(test_cap_drops_the_oldest_first),
+		cmocka_unit_test(test_samples_in_creation_order_as_records_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
