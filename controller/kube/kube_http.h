@@ -4,8 +4,8 @@
  * One kube_http_t per API server: a libcurl multi handle driven by the loop
  * through curl's socket API (uv_poll per socket, one uv_timer for curl's
  * timeouts), so any number of requests and watches run on one thread without
- * blocking it. Connections are reused and HTTP/2 is used when the server
- * offers it.
+ * blocking it. Requests share one HTTP/2 connection when the server offers
+ * it; a streamed request (a watch) gets an HTTP/1.1 connection of its own.
  *
  * Like libuv's requests: when kube_http_request() returns an error, the
  * callback is never called; when it returns 0, the callback is called exactly
