@@ -635,15 +635,14 @@ static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const pl
  * what the plugin's units stood for), ownership fights (both labels on) and failed steps.
  */
 static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run_t *run, const char *pool,
-			    int64_t now, int64_t since_floor, const slo_result_t *queries, size_t n_queries)
+			  int64_t now, const slo_sample_t *samples, size_t n_samples, const slo_result_t *queries,
+			  size_t n_queries)
 {
-	const char **names = xcalloc(run->n + 1, sizeof(char *));
 	slo_node_devices_t *on_dra = xcalloc(run->n + 1, sizeof(*on_dra));
 	size_t n_dra = 0;
 	uint32_t fights = 0, failed = 0;
 	for (size_t m = 0; m < run->n; m++) {
 		const pool_member_t *mem = &run->members[m];
-		names[m] = mem->node->meta.name;
 		if (mem->state.plugin_enabled && mem->state.dra_enabled)
 			fights++;
 		if (mem->state.step == HANDOVER_FAILED)
@@ -654,12 +653,6 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 	}
 	int64_t drift = slo_capacity_drift(on_dra, n_dra);
 	free(on_dra);
-	slo_sample_t *samples = NULL;
-	int64_t since = now - (int64_t)plan->slo.window_ms;
-	if (since_floor > since)
-		since = since_floor;
-	size_t n_samples = slo_tracker_samples(pc->slo, plan->driver, (const char *const *)plan->device_classes,
-					       plan->n_device_classes, names, run->n, since, &samples);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
 			   .fights = fights, .failed_steps = failed, .failing_nodes = run->failing_nodes,
 			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
@@ -676,8 +669,6 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 								  plan->slo.min_samples ? plan->slo.min_samples : 1);
 			break;
 		}
-	free(samples);
-	free(names);
 }
 
 /* Plugin units held on a node: the pool's legacy resources requested by its pods that have not finished. */
@@ -1602,12 +1593,36 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
 	}
 	pc_driver_failures(pc, r);
-	for (size_t i = 0; i < r->plan->n_pools; i++) {
+	/* The tracker's samples of every pool, in one walk of its records. */
+	size_t n_pools = r->plan->n_pools;
+	const char ***names = xcalloc(n_pools + 1, sizeof(*names));
+	size_t *n_names = xcalloc(n_pools + 1, sizeof(*n_names)), *n_samples = xcalloc(n_pools + 1, sizeof(*n_samples));
+	slo_sample_t **samples = xcalloc(n_pools + 1, sizeof(*samples));
+	for (size_t i = 0; i < n_pools; i++) {
+		const pc_pool_run_t *run = &r->runs[i];
+		names[i] = xcalloc(run->n + 1, sizeof(char *));
+		for (size_t m = 0; m < run->n; m++)
+			names[i][m] = run->members[m].node->meta.name;
+		n_names[i] = run->n;
+	}
+	int64_t since = r->now - (int64_t)r->plan->slo.window_ms;
+	if (r->freeze.judge_since_ms > since)
+		since = r->freeze.judge_since_ms;
+	slo_tracker_samples_pools(pc->slo, r->plan->driver, (const char *const *)r->plan->device_classes,
+				  r->plan->n_device_classes, (const char *const *const *)names, n_names, n_pools, since,
+				  samples, n_samples);
+	for (size_t i = 0; i < n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
-		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, r->freeze.judge_since_ms, queries,
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, samples[i], n_samples[i], queries,
 			      n_queries);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
+		free(samples[i]);
+		free(names[i]);
 	}
+	free(samples);
+	free(n_samples);
+	free(names);
+	free(n_names);
 }
 
 /* ---- preflight -------------------------------------------------------------- */

@@ -1,6 +1,8 @@
 #include "slo_tracker.h"
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,50 +437,67 @@ static bool slo_tracker_in(const char *s, const char *const *set, size_t n)
 	return false;
 }
 
-/* The pool's nodes: a list scanned when short, a hash set when a pool is large. */
+/*
+ * Which pool a node is in: the pools' lists scanned when they are short, a
+ * hash from node to pool number when they are long.
+ */
 typedef struct {
-	const char *const *list;
-	size_t n;
-	strmap_t set;
-} slo_tracker_node_set_t;
+	const char *const *const *lists;
+	const size_t *n;
+	size_t n_pools, total;
+	strmap_t pool_of; /* node -> pool number + 1 */
+} slo_tracker_node_pools_t;
 
 #define SLO_TRACKER_NODE_SET_SCAN 16
 
-static void slo_tracker_node_set_init(slo_tracker_node_set_t *ns, const char *const *nodes, size_t n)
+static void slo_tracker_node_pools_init(slo_tracker_node_pools_t *np, const char *const *const *lists, const size_t *n,
+					size_t n_pools)
 {
-	*ns = (slo_tracker_node_set_t){ .list = nodes, .n = n, .set = STRMAP_INIT };
-	if (n > SLO_TRACKER_NODE_SET_SCAN)
-		for (size_t i = 0; i < n; i++)
-			if (nodes[i])
-				strmap_put(&ns->set, nodes[i], (void *)nodes[i]);
+	*np = (slo_tracker_node_pools_t){ .lists = lists, .n = n, .n_pools = n_pools, .pool_of = STRMAP_INIT };
+	for (size_t p = 0; p < n_pools; p++)
+		np->total += n[p];
+	if (np->total <= SLO_TRACKER_NODE_SET_SCAN)
+		return;
+	for (size_t p = n_pools; p-- > 0;) /* backwards: a node in two lists goes to the first */
+		for (size_t i = 0; i < n[p]; i++)
+			if (lists[p][i])
+				strmap_put(&np->pool_of, lists[p][i], (void *)(uintptr_t)(p + 1));
 }
 
-static bool slo_tracker_node_set_has(const slo_tracker_node_set_t *ns, const char *node)
+/* The node's pool number, or -1 when it is in none. */
+static ptrdiff_t slo_tracker_node_pool(const slo_tracker_node_pools_t *np, const char *node)
 {
 	if (node == NULL)
-		return false;
-	if (ns->n > SLO_TRACKER_NODE_SET_SCAN)
-		return strmap_get(&ns->set, node) != NULL;
-	return slo_tracker_in(node, ns->list, ns->n);
+		return -1;
+	if (np->total > SLO_TRACKER_NODE_SET_SCAN)
+		return (ptrdiff_t)(uintptr_t)strmap_get(&np->pool_of, node) - 1;
+	for (size_t p = 0; p < np->n_pools; p++)
+		if (slo_tracker_in(node, np->lists[p], np->n[p]))
+			return (ptrdiff_t)p;
+	return -1;
 }
 
-static bool slo_tracker_record_in_pool(const slo_tracker_record_t *r, const char *driver, const char *const *classes,
-			       size_t n_classes, const slo_tracker_node_set_t *nodes)
+/* The pool a record is a sample of: a pool number, SLO_TRACKER_EVERY_POOL, or -1 for none. */
+#define SLO_TRACKER_EVERY_POOL (-2)
+
+static ptrdiff_t slo_tracker_record_pool(const slo_tracker_record_t *r, const char *driver, const char *const *classes,
+					 size_t n_classes, const slo_tracker_node_pools_t *pools)
 {
 	if (r->uid == NULL)
-		return false; /* a placeholder: the claim itself was never seen */
+		return -1; /* a placeholder: the claim itself was never seen */
 	bool wants_class = false;
 	for (size_t i = 0; i < r->n_classes && !wants_class; i++)
 		wants_class = slo_tracker_in(r->classes[i], classes, n_classes);
 	if (!wants_class)
-		return false;
+		return -1;
 	if (r->allocated_ms == 0)
-		return true; /* pending: it belongs to the pool whose classes it asks for */
-	if (!slo_tracker_node_set_has(nodes, r->node))
-		return false;
+		return SLO_TRACKER_EVERY_POOL; /* pending: it belongs to the pools whose classes it asks for */
+	ptrdiff_t pool = slo_tracker_node_pool(pools, r->node);
+	if (pool < 0)
+		return -1;
 	if (driver != NULL && r->n_drivers > 0 && !slo_tracker_in(driver, (const char *const *)r->drivers, r->n_drivers))
-		return false;
-	return true;
+		return -1;
+	return pool;
 }
 
 static int slo_tracker_compare_created(const void *a, const void *b)
@@ -515,9 +534,9 @@ static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, 
 	return o->sorted;
 }
 
-size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			   size_t n_classes, const char *const *pool_nodes, size_t n_nodes, int64_t since_ms,
-			   slo_sample_t **out)
+void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
+			       size_t n_classes, const char *const *const *pool_nodes, const size_t *n_nodes,
+			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *n_out)
 {
 	if (t->last_now_ms > since_ms) {
 		uint64_t span = (uint64_t)t->last_now_ms - (uint64_t)since_ms; /* exact: two's complement */
@@ -525,29 +544,44 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 		if (window > t->retention->max_window_ms)
 			t->retention->max_window_ms = window;
 	}
-	*out = NULL;
-	size_t n = 0;
-	slo_tracker_node_set_t nodes;
-	slo_tracker_node_set_init(&nodes, pool_nodes, n_nodes);
+	for (size_t p = 0; p < n_pools; p++) {
+		out[p] = NULL;
+		n_out[p] = 0;
+	}
+	slo_tracker_node_pools_t pools;
+	slo_tracker_node_pools_init(&pools, pool_nodes, n_nodes, n_pools);
 	size_t first;
 	slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, since_ms, &first);
 	for (size_t i = first; i < t->n_records; i++) {
 		const slo_tracker_record_t *r = sorted[i];
-		if (!slo_tracker_record_in_pool(r, driver, device_classes, n_classes, &nodes))
+		ptrdiff_t pool = slo_tracker_record_pool(r, driver, device_classes, n_classes, &pools);
+		if (pool == -1)
 			continue;
-		if (*out == NULL)
-			*out = xcalloc(t->n_records - i, sizeof(slo_sample_t));
-		(*out)[n++] = (slo_sample_t){
-			.created_ms = r->created_ms,
-			.allocated_ms = r->allocated_ms,
-			.ready_ms = r->ready_ms,
-			.latency_unknown = r->latency_unknown,
-			.unallocatable = r->unallocatable,
-			.not_ready_since_allocation = r->allocated_ms != 0 && r->waiting_ready,
-			.device_condition_false = r->device_condition_false,
-			.ended_ms = r->ended_ms,
-		};
+		size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
+		size_t to = pool == SLO_TRACKER_EVERY_POOL ? n_pools : (size_t)pool + 1;
+		for (size_t p = from; p < to; p++) {
+			if (out[p] == NULL)
+				out[p] = xcalloc(t->n_records - i, sizeof(slo_sample_t));
+			out[p][n_out[p]++] = (slo_sample_t){
+				.created_ms = r->created_ms,
+				.allocated_ms = r->allocated_ms,
+				.ready_ms = r->ready_ms,
+				.latency_unknown = r->latency_unknown,
+				.unallocatable = r->unallocatable,
+				.not_ready_since_allocation = r->allocated_ms != 0 && r->waiting_ready,
+				.device_condition_false = r->device_condition_false,
+				.ended_ms = r->ended_ms,
+			};
+		}
 	}
-	strmap_clear(&nodes.set, NULL);
+	strmap_clear(&pools.pool_of, NULL);
+}
+
+size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
+			   size_t n_classes, const char *const *pool_nodes, size_t n_nodes, int64_t since_ms,
+			   slo_sample_t **out)
+{
+	size_t n;
+	slo_tracker_samples_pools(t, driver, device_classes, n_classes, &pool_nodes, &n_nodes, 1, since_ms, out, &n);
 	return n;
 }

@@ -86,6 +86,17 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 			   size_t n_classes, const char *const *pool_nodes, size_t n_nodes, int64_t since_ms,
 			   slo_sample_t **out);
 
+/*
+ * The samples of several pools of one plan in one walk of the records:
+ * out[p] and n_out[p] are what slo_tracker_samples gives for pool_nodes[p]
+ * (a pending claim is a sample of each). The pools' node lists are disjoint,
+ * as a plan's pools are (a node two pools select is a member of neither);
+ * a node listed twice counts in the first pool only.
+ */
+void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
+			       size_t n_classes, const char *const *const *pool_nodes, const size_t *n_nodes,
+			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *n_out);
+
 /* Records held (claims, deleted claims not yet aged out, placeholders): a /metrics gauge. */
 size_t slo_tracker_size(const slo_tracker_t *t);
 

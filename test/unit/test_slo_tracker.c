@@ -628,6 +628,63 @@ static void test_samples_in_creation_order_as_records_change(void **state)
 	slo_tracker_free(t);
 }
 
+/*
+ * Several pools in one walk give each pool what asking for it alone gives:
+ * an allocated claim in the pool of its node, a pending one in every pool,
+ * with short node lists (scanned) and long ones (hashed).
+ */
+static void test_pools_in_one_walk(void **state)
+{
+	(void)state;
+	slo_tracker_t *t = slo_tracker_new();
+	static char names[3][20][16];
+	const char *lists[3][20];
+	for (size_t p = 0; p < 3; p++)
+		for (size_t i = 0; i < 20; i++) {
+			snprintf(names[p][i], sizeof(names[p][i]), "n%zu-%02zu", p, i);
+			lists[p][i] = names[p][i];
+		}
+	claim_t b;
+	char name[32];
+	/* Pool p has p + 1 claims allocated on its nodes; two are pending; one is on no pool's node. */
+	for (size_t p = 0; p < 3; p++)
+		for (size_t k = 0; k <= p; k++) {
+			snprintf(name, sizeof(name), "c%zu-%zu", p, k);
+			make_claim(&b, name, NOW - (int64_t)(p * 10 + k) * SEC, "gpu.example.com");
+			allocate(&b, lists[p][k * 7], "gpu.example.com");
+			slo_tracker_observe_claim(t, &b.c, NULL, NOW);
+		}
+	for (size_t k = 0; k < 2; k++) {
+		snprintf(name, sizeof(name), "pending%zu", k);
+		make_claim(&b, name, NOW - (int64_t)(40 + k) * SEC, "gpu.example.com");
+		slo_tracker_observe_claim(t, &b.c, NULL, NOW);
+	}
+	make_claim(&b, "elsewhere", NOW - 50 * SEC, "gpu.example.com");
+	allocate(&b, "other-node", "gpu.example.com");
+	slo_tracker_observe_claim(t, &b.c, NULL, NOW);
+
+	for (size_t len = 2; len <= 20; len += 18) { /* 3 x 2 nodes: scanned; 3 x 20: hashed */
+		const char *const *pools[3] = { lists[0], lists[1], lists[2] };
+		size_t n_nodes[3] = { len, len, len }, n[3];
+		slo_sample_t *out[3];
+		slo_tracker_samples_pools(t, "gpu.example.com", gpu_classes, 1, pools, n_nodes, 3, NOW - 10 * MIN, out, n);
+		for (size_t p = 0; p < 3; p++) {
+			/* With two nodes a pool holds only its claim on node 0; with twenty, all p + 1. */
+			size_t allocated = len == 2 ? 1 : p + 1;
+			assert_int_equal(n[p], allocated + 2);
+			slo_sample_t *alone;
+			size_t n_alone = slo_tracker_samples(t, "gpu.example.com", gpu_classes, 1, pools[p], len,
+							     NOW - 10 * MIN, &alone);
+			assert_int_equal(n_alone, n[p]);
+			for (size_t i = 0; i < n[p]; i++)
+				assert_int_equal(out[p][i].created_ms, alone[i].created_ms);
+			free(alone);
+			free(out[p]);
+		}
+	}
+	slo_tracker_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -641,6 +698,7 @@ int main(void)
 		cmocka_unit_test(test_eviction_beyond_twice_the_window),
 		cmocka_unit_test(test_cap_drops_the_oldest_first),
 		cmocka_unit_test(test_samples_in_creation_order_as_records_change),
+		cmocka_unit_test(test_pools_in_one_walk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
