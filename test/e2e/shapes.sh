@@ -188,6 +188,14 @@ expect_eq "$(nics)" "mig-0 mig-1 ts-0 ts-1 " "the NIC driver's slices after roll
 expect_no_violations
 log "step 4: the three pools rolled back"
 
+# ---- 4b. the capacity view follows the plan's mapping, though no node changed ----
+ts_view() { plan_field shapes '{.status.pools[0].capacity.draDevices.idle} {.status.pools[0].capacity.legacyUnits.idle}'; }
+ts_view_is() { [ "$(ts_view)" = "$1" ]; }
+wait_for 30 "the time-sliced pool's view from its labels (4 GPUs of 16 units a node)" ts_view_is "8 32"
+kubectl patch mp shapes --type=json -p '[{"op":"add","path":"/spec/pools/0/capacity","value":{"replicasPerDevice":8}}]' >/dev/null
+wait_for 30 "the view from replicasPerDevice 8 (2 devices a node)" ts_view_is "4 32"
+log "step 4b: a changed mapping changes the capacity view at once"
+
 # ---- 5. units that do not fit the plan's mapping: nothing is touched ----
 kubectl patch mp shapes --type=json -p '[{"op":"replace","path":"/spec/rollback","value":{"pools":["mig","mps"]}},
 	{"op":"add","path":"/spec/pools/0/capacity","value":{"replicasPerDevice":3}}]' >/dev/null
