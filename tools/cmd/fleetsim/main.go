@@ -95,6 +95,7 @@ type Config struct {
 	StartDelay        time.Duration
 	SliceRemovalDelay time.Duration
 	Heartbeat         time.Duration
+	StatusReport      time.Duration
 	Faults            string
 	Report            string
 	Seed              uint64
@@ -186,7 +187,8 @@ func parseFlags(args []string) (*Config, error) {
 	fs.DurationVar(&c.PrepareDelay, "prepare-delay", 500*time.Millisecond, "NodePrepareResources latency")
 	fs.DurationVar(&c.StartDelay, "start-delay", 200*time.Millisecond, "container start latency for pods without claims")
 	fs.DurationVar(&c.SliceRemovalDelay, "slice-removal-delay", 30*time.Second, "delay before a stopped driver's ResourceSlices are deleted (the kubelet's wiping delay: 30s)")
-	fs.DurationVar(&c.Heartbeat, "heartbeat", 10*time.Second, "node status update interval: Ready condition, Lease renewal and a changed extended resource (the kubelet's nodeStatusUpdateFrequency: 10s)")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", 10*time.Second, "Lease renewal, and the interval at which a node's status is computed and written when it changed, as a changed extended resource (the kubelet's nodeStatusUpdateFrequency: 10s)")
+	fs.DurationVar(&c.StatusReport, "status-report", 5*time.Minute, "an unchanged node status is written again this long after the last write (the kubelet's nodeStatusReportFrequency: 5m); its heartbeat is the Lease")
 	fs.StringVar(&c.Faults, "faults", "", "faults, e.g. pool=a:prepare-delay=5s,node=a-1:prepare-fail-rate=0.5,node=a-2:driver-crash,node=a-3:missing-devices=2")
 	fs.StringVar(&c.Report, "report", "", "write a JSON report with all counters here on SIGTERM/SIGINT")
 	fs.Uint64Var(&c.Seed, "seed", 0, "random seed for fault rolls and the workload mix (0: from the clock)")
@@ -236,6 +238,9 @@ func parseFlags(args []string) (*Config, error) {
 	}
 	if c.Heartbeat < time.Second {
 		return nil, errors.New("--heartbeat must be at least 1s")
+	}
+	if c.StatusReport < c.Heartbeat {
+		return nil, errors.New("--status-report must be at least --heartbeat")
 	}
 	for _, ns := range strings.Split(workload, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {

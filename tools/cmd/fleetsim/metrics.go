@@ -180,7 +180,7 @@ func (s *Sim) samples() []sample {
 		counter("fleetsim_pods_finalized_total", "Deleted pods whose deletion fleetsim finalized.", m.podsFinalized.Load()),
 		counter("fleetsim_slice_publishes_total", "ResourceSlice creates and updates.", m.slicePublishes.Load()),
 		counter("fleetsim_slice_deletes_total", "ResourceSlice deletions.", m.sliceDeletes.Load()),
-		counter("fleetsim_node_heartbeats_total", "Node Ready-condition and Lease renewals.", m.nodeHeartbeats.Load()),
+		counter("fleetsim_node_heartbeats_total", "Node Lease renewals (a node's status is written when it changed, or every --status-report).", m.nodeHeartbeats.Load()),
 		counter("fleetsim_api_errors_total", "API calls that failed (retried).", m.apiErrors.Load()),
 		counter("fleetsim_fault_changes_total", "Fault changes made through POST /faults.", m.faultChanges.Load()),
 		counter("fleetsim_job_create_errors_total", "Workload jobs that could not be created.", m.jobCreateErrors.Load()),
