@@ -141,10 +141,10 @@ func TestDevicePluginTimeline(t *testing.T) {
 	}
 }
 
-// A changed extended resource waits for the next heartbeat, as a real
-// kubelet writes it with its next node status update; the heartbeat carries
-// it.
-func TestExtendedResourceWaitsForStatusUpdate(t *testing.T) {
+// As a real kubelet with its Lease: the status is computed at every status
+// update (heartbeat) and written only when it changed (a changed extended
+// resource, a node not Ready) or when the report interval passed.
+func TestNodeStatusWrites(t *testing.T) {
 	s := &Sim{cfg: &Config{ExtendedResource: "example.com/gpu"}}
 	sn := newSimNode(PoolSpec{"a", 1, 4}, 0, 0)
 	node := &v1.Node{Status: v1.NodeStatus{
@@ -153,36 +153,23 @@ func TestExtendedResourceWaitsForStatusUpdate(t *testing.T) {
 		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
 	}}
 	four, zero := int64(4), int64(0)
-	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, false, time.Now()); needed {
-		t.Error("allocatable 0 written before the next status update")
-	}
-	patch, needed := s.nodeStatusPatch(node, sn, &four, &zero, true, false, time.Now())
-	if !needed || !strings.Contains(string(patch), `"allocatable":{"cpu":"32","example.com/gpu":"0"`) {
-		t.Errorf("the status update does not carry allocatable 0: %v %s", needed, patch)
-	}
-	node.Status.Conditions[0].Status = v1.ConditionFalse
-	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, false, time.Now()); !needed {
-		t.Error("a node not Ready waits for the next heartbeat")
-	}
-}
-
-// As a kubelet with its Lease: an unchanged status is not written at a status
-// update (the Lease is the heartbeat), only when the report interval passed.
-func TestUnchangedStatusWaitsForTheReport(t *testing.T) {
-	s := &Sim{cfg: &Config{ExtendedResource: "example.com/gpu"}}
-	sn := newSimNode(PoolSpec{"a", 1, 4}, 0, 0)
-	node := &v1.Node{Status: v1.NodeStatus{
-		Capacity:    v1.ResourceList{"example.com/gpu": resource.MustParse("4")},
-		Allocatable: v1.ResourceList{"example.com/gpu": resource.MustParse("4"), v1.ResourcePods: resource.MustParse(nodePods)},
-		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
-	}}
-	four := int64(4)
 	if _, needed := s.nodeStatusPatch(node, sn, &four, &four, true, false, time.Now()); needed {
 		t.Error("an unchanged status written at a status update")
 	}
 	patch, needed := s.nodeStatusPatch(node, sn, &four, &four, false, true, time.Now())
 	if !needed || !strings.Contains(string(patch), "lastHeartbeatTime") {
 		t.Errorf("the report interval passed and no status written: %v %s", needed, patch)
+	}
+	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, false, time.Now()); needed {
+		t.Error("allocatable 0 written before the next status update")
+	}
+	patch, needed = s.nodeStatusPatch(node, sn, &four, &zero, true, false, time.Now())
+	if !needed || !strings.Contains(string(patch), `"allocatable":{"cpu":"32","example.com/gpu":"0"`) {
+		t.Errorf("the status update does not carry allocatable 0: %v %s", needed, patch)
+	}
+	node.Status.Conditions[0].Status = v1.ConditionFalse
+	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, false, time.Now()); !needed {
+		t.Error("a node not Ready waits for the next heartbeat")
 	}
 }
 
