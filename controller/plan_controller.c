@@ -223,7 +223,20 @@ static bool pc_freeze_retry_pending(const plan_controller_t *pc, const char *had
 	const char *prefix = "retry-at:";
 	if (had == NULL || strncmp(had, prefix, strlen(prefix)) != 0)
 		return false;
-	return uv_now(pc->loop) < strtoull(had + strlen(prefix), NULL, 10);
+	uint64_t at = strtoull(had + strlen(prefix), NULL, 10), now = uv_now(pc->loop);
+	return now < at;
+}
+
+/*
+ * The plan's reconcile once a failed switch write is due again: the requeue
+ * made when it failed can run a moment early and find it still pending, and
+ * no other event may come (fleetsim writing every node every 10 s hid this;
+ * tenancy_hold).
+ */
+static void pc_retry_when_due(plan_controller_t *pc, const char *plan, const char *had)
+{
+	uint64_t at = strtoull(had + strlen("retry-at:"), NULL, 10), now = uv_now(pc->loop);
+	workqueue_add_after(pc->queue, plan, at > now ? at - now + 1 : 1, now);
 }
 
 static void pc_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen);
@@ -2376,6 +2389,8 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 	free(pools);
 	char *json = tenancy_parameter_json(plan, r->po->meta.uid, &t);
 	const char *had = strmap_get(&pc->tenancy.written, plan->name);
+	if (pc_freeze_retry_pending(pc, had) && json != NULL && !pc->dry_run)
+		pc_retry_when_due(pc, plan->name, had);
 	if (json == NULL || (had && strcmp(had, json) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
 		tenancy_free(&t);
 		free(json);
