@@ -217,26 +217,23 @@ static void pc_switch_forget(pc_switch_t *sw, const char *plan)
 /* A status that differs only in what was observed is written at most this often per plan. */
 #define PLAN_STATUS_OBSERVED_MS 1000
 
-/* Whether a freeze switch's record says to wait: a failed write's "retry-at:<loop ms>" not yet due. */
-static bool pc_freeze_retry_pending(const plan_controller_t *pc, const char *had)
+/*
+ * Whether a switch's record says to wait: a failed write's "retry-at:<loop
+ * ms>" not yet due. When it does, the plan is queued for when it is due: the
+ * requeue made when the write failed can run a moment early, and no other
+ * event may come (fleetsim writing every node every 10 s hid this;
+ * tenancy_hold).
+ */
+static bool pc_freeze_retry_pending(plan_controller_t *pc, const char *plan, const char *had)
 {
 	const char *prefix = "retry-at:";
 	if (had == NULL || strncmp(had, prefix, strlen(prefix)) != 0)
 		return false;
 	uint64_t at = strtoull(had + strlen(prefix), NULL, 10), now = uv_now(pc->loop);
-	return now < at;
-}
-
-/*
- * The plan's reconcile once a failed switch write is due again: the requeue
- * made when it failed can run a moment early and find it still pending, and
- * no other event may come (fleetsim writing every node every 10 s hid this;
- * tenancy_hold).
- */
-static void pc_retry_when_due(plan_controller_t *pc, const char *plan, const char *had)
-{
-	uint64_t at = strtoull(had + strlen("retry-at:"), NULL, 10), now = uv_now(pc->loop);
-	workqueue_add_after(pc->queue, plan, at > now ? at - now + 1 : 1, now);
+	if (now >= at)
+		return false;
+	workqueue_add_after(pc->queue, plan, at - now + 1, now);
+	return true;
 }
 
 static void pc_assert_freeze(plan_controller_t *pc, const plan_object_t *po, const cJSON *breach, bool frozen);
@@ -995,7 +992,7 @@ static void pc_assert_parameter(plan_controller_t *pc, const plan_object_t *po, 
 	const freeze_parameter_t *param = store_get(cache_store(pc->cache, CACHE_FREEZE_PARAMETERS), FREEZE_NAMESPACE, param_name);
 	free(param_name);
 	bool in_place = param && param->frozen == frozen && param->breach_id && strcmp(param->breach_id, breach_id) == 0;
-	if (in_place || (had && strcmp(had, want) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
+	if (in_place || (had && strcmp(had, want) == 0) || pc_freeze_retry_pending(pc, po->meta.name, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
@@ -1047,7 +1044,7 @@ static void pc_assert_taint(plan_controller_t *pc, const plan_object_t *po, cons
 	const char *breach_id = cJSON_IsString(id) ? id->valuestring : "";
 	char *want = tainted ? xasprintf("tainted:%s", breach_id) : xstrdup("clear");
 	const char *had = strmap_get(&pc->taint.written, po->meta.name);
-	if ((had && strcmp(had, want) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
+	if ((had && strcmp(had, want) == 0) || pc_freeze_retry_pending(pc, po->meta.name, had) || pc->dry_run) {
 		free(want);
 		return;
 	}
@@ -2389,9 +2386,7 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 	free(pools);
 	char *json = tenancy_parameter_json(plan, r->po->meta.uid, &t);
 	const char *had = strmap_get(&pc->tenancy.written, plan->name);
-	if (pc_freeze_retry_pending(pc, had) && json != NULL && !pc->dry_run)
-		pc_retry_when_due(pc, plan->name, had);
-	if (json == NULL || (had && strcmp(had, json) == 0) || pc_freeze_retry_pending(pc, had) || pc->dry_run) {
+	if (json == NULL || (had && strcmp(had, json) == 0) || pc_freeze_retry_pending(pc, plan->name, had) || pc->dry_run) {
 		tenancy_free(&t);
 		free(json);
 		return;
