@@ -83,6 +83,10 @@ cache_field() { # cache_field METRIC RESOURCE: the value of METRIC{resource="RES
 }
 api_count() { kubectl get "$1" -A --no-headers 2>/dev/null | wc -l; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$OPERATOR_PID/status"; }
+malloc_kib() { # malloc_kib STATE: drashift_malloc_bytes{state="STATE"} in KiB
+	awk -v s="state=\"$1\"" 'index($1, "drashift_malloc_bytes{") == 1 && index($1, s) { printf "%d\n", $2 / 1024; found = 1 }
+		END { if (!found) print "-" }' "$TEST_DIR/metrics.now"
+}
 
 # The migration loop runs in the background and logs each end state it reaches.
 cycles_log=$TEST_DIR/cycles
@@ -118,7 +122,7 @@ history_kb() {
 sample() { # sample ELAPSED: one row of the table
 	curl -sf "$metrics_url" >"$TEST_DIR/metrics.now" || fail "GET $metrics_url failed"
 	local row k
-	row=$(printf '%6s %9s' "$1" "$(rss_kib)")
+	row=$(printf '%6s %9s %7s %7s' "$1" "$(rss_kib)" "$(malloc_kib in_use)" "$(malloc_kib free)")
 	for k in "${kinds[@]}"; do
 		row+=$(printf ' %9s' "$(cache_field drashift_cache_objects "$k")/$(api_count "$k")")
 	done
@@ -129,8 +133,9 @@ sample() { # sample ELAPSED: one row of the table
 
 echo "# drashift-controller over ${minutes} min of migrations and rollbacks with jobs arriving (1/s)"
 echo "# cache/API: objects in drashift's cache / objects the API server lists now (churn makes them differ briefly)"
+echo "# inUse, free: KiB malloc has given out and holds unused (drashift_malloc_bytes); the rest of RSS is code, stacks and libraries"
 echo "# histKiB: the plan's history as stored (drashift-system/drashift-history-soak), its transitions and samples capped at 384 and 256 KiB"
-printf '%6s %9s' "s" "RSS KiB"
+printf '%6s %9s %7s %7s' "s" "RSS KiB" "inUse" "free"
 for k in "${kinds[@]}"; do printf ' %9s' "${k:0:9}"; done
 printf ' %10s %7s %4s %4s\n' "cacheBytes" "histKiB" "mig" "back"
 start=$SECONDS
@@ -148,15 +153,20 @@ while [ $SECONDS -lt $end ]; do
 done
 kill "$LOOP_PID" 2>/dev/null || true
 
-# RSS slope over the run (least squares over the samples), KiB per minute.
-awk 'NR > 0 { x[NR] = $1 / 60; y[NR] = $2; n = NR }
+# The slopes of RSS and of the bytes in use over the run (least squares over
+# the samples), KiB per minute.
+slope() { # slope NAME COLUMN
+	awk -v name="$1" -v c="$2" 'NR > 0 { x[NR] = $1 / 60; y[NR] = $c; n = NR }
 	END {
-		if (n < 2) { print "rss: one sample only"; exit }
+		if (n < 2) { print name ": one sample only"; exit }
 		for (i = 1; i <= n; i++) { sx += x[i]; sy += y[i] }
 		mx = sx / n; my = sy / n
 		for (i = 1; i <= n; i++) { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) ^ 2 }
-		printf "rss: first %d KiB, last %d KiB, slope %+.1f KiB/min over %d samples\n", y[1], y[n], sxx ? sxy / sxx : 0, n
+		printf "%s: first %d KiB, last %d KiB, slope %+.1f KiB/min over %d samples\n", name, y[1], y[n], sxx ? sxy / sxx : 0, n
 	}' "$TEST_DIR/samples"
+}
+slope rss 2
+slope "in use" 3
 
 migrations=$(grep -c '^migrated' "$cycles_log" || true)
 [ "$migrations" -ge 1 ] || fail "no migration completed in ${minutes} min (see $TEST_DIR/operator.log)"
