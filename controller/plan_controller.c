@@ -108,7 +108,7 @@ struct plan_controller {
 	metrics_gauge_t *m_value, *m_threshold, *m_samples, *m_verdict, *m_frozen, *m_capacity;
 	/* Pools by phase, nodes by step (per pool), and how long nodes stayed in each step. */
 	metrics_gauge_t *m_pool_phase, *m_pool_nodes;
-	metrics_histogram_t *m_step_seconds;
+	metrics_histogram_t *m_step_seconds, *m_reconcile_seconds;
 	/* The plans' histories (NULL in a dry run: it writes nothing). */
 	plan_history_t *history;
 	/* The plans' webhooks (NULL in a dry run: it sends nothing). */
@@ -851,6 +851,12 @@ void plan_controller_set_metrics(plan_controller_t *pc, metrics_registry_t *r)
 						   "step they left, as the plan's history recorded it.",
 						   step_buckets, sizeof(step_buckets) / sizeof(step_buckets[0]), "step",
 						   NULL);
+	static const double reconcile_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1 };
+	pc->m_reconcile_seconds = metrics_histogram_new(r, "drashift_reconcile_duration_seconds",
+							"How long one reconcile of a plan took, from reading the caches to "
+							"sending its writes (the loop does nothing else meanwhile).",
+							reconcile_buckets,
+							sizeof(reconcile_buckets) / sizeof(reconcile_buckets[0]), NULL);
 	pc->m_capacity = metrics_gauge_new(r, "drashift_pool_capacity",
 					   "A pool's devices by state (idle, allocated, unavailable, inHandover), in the device "
 					   "plugin's units (legacyUnits) and in the DRA driver's physical devices (draDevices).",
@@ -2730,8 +2736,11 @@ static void pc_on_timer(uv_timer_t *t)
 		uint64_t requeue = 0;
 		uint64_t started = uv_hrtime();
 		pc_reconcile(pc, name, &requeue);
+		double seconds = (double)(uv_hrtime() - started) / 1e9;
+		if (pc->m_reconcile_seconds)
+			metrics_histogram_observe(pc->m_reconcile_seconds, seconds, NULL);
 		char ms[24];
-		snprintf(ms, sizeof(ms), "%.1f", (double)(uv_hrtime() - started) / 1e6);
+		snprintf(ms, sizeof(ms), "%.1f", seconds * 1e3);
 		log_debug("reconciled", "plan", name, "ms", ms);
 		workqueue_done(pc->queue, name);
 		if (requeue)

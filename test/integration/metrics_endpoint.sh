@@ -27,6 +27,12 @@ grep -qx 'drashift_cache_objects{resource="nodes"} 3' "$TEST_DIR/metrics" || fai
 grep -qx 'drashift_cache_synced{resource="pods"} 1' "$TEST_DIR/metrics" || fail "pod cache not reported synced"
 grep -q '^drashift_api_requests_total{verb="GET",code="200"} [1-9]' "$TEST_DIR/metrics" || fail "no successful GET counted"
 grep -qx 'drashift_leader 1' "$TEST_DIR/metrics" || fail "the only replica does not report itself leader"
+for state in in_use free mapped; do
+	grep -q "^drashift_malloc_bytes{state=\"$state\"} [0-9]" "$TEST_DIR/metrics" || fail "no drashift_malloc_bytes{state=\"$state\"}"
+done
+grep -q '^drashift_malloc_bytes{state="in_use"} [1-9]' "$TEST_DIR/metrics" || fail "malloc reports no bytes in use"
+grep -qx 'drashift_reconcile_duration_seconds_count 0' "$TEST_DIR/metrics" ||
+	fail "reconciles counted with no plan: $(grep '^drashift_reconcile_duration_seconds_count' "$TEST_DIR/metrics")"
 
 # A node added later shows up: the watch feeds the cache.
 create_node gpu-4
