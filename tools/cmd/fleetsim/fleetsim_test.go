@@ -7,6 +7,7 @@ package main
 // test/integration/fleetsim.sh.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,37 @@ func TestNodeStatusWrites(t *testing.T) {
 	node.Status.Conditions[0].Status = v1.ConditionFalse
 	if _, needed := s.nodeStatusPatch(node, sn, &four, &zero, false, false, time.Now()); !needed {
 		t.Error("a node not Ready waits for the next heartbeat")
+	}
+}
+
+// Every node heartbeats once a period, and no slot holds more than its share.
+func TestHeartbeatSpread(t *testing.T) {
+	for _, c := range []struct {
+		period       time.Duration
+		nodes, slots int
+	}{{10 * time.Second, 1000, 100}, {10 * time.Second, 7, 100}, {time.Second, 25, 10}, {50 * time.Millisecond, 3, 1}} {
+		if got := heartbeatSlots(c.period); got != c.slots {
+			t.Errorf("%v: %d slots, want %d", c.period, got, c.slots)
+		}
+		order := make([]string, c.nodes)
+		for i := range order {
+			order[i] = fmt.Sprintf("n-%d", i)
+		}
+		seen := map[string]int{}
+		for slot := range c.slots {
+			names := slotNodes(order, slot, c.slots)
+			if most := (c.nodes + c.slots - 1) / c.slots; len(names) > most {
+				t.Errorf("%v, %d nodes: slot %d holds %d, more than %d", c.period, c.nodes, slot, len(names), most)
+			}
+			for _, n := range names {
+				seen[n]++
+			}
+		}
+		for _, n := range order {
+			if seen[n] != 1 {
+				t.Errorf("%v, %d nodes: %s heartbeats %d times a period", c.period, c.nodes, n, seen[n])
+			}
+		}
 	}
 }
 

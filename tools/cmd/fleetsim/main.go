@@ -339,10 +339,12 @@ func run(cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	// Many nodes heartbeat and many pods change status: the default client
-	// rate limit (5 QPS) would make the fleet look slow rather than the
-	// control plane.
-	restCfg.QPS, restCfg.Burst = 100, 200
+	// One client speaks for the whole fleet, and every kubelet has a rate
+	// limit of its own (kubeAPIQPS 50): a shared limit would queue a big
+	// fleet's heartbeats behind each other (at 100 QPS, 1,000 Leases alone
+	// took all of it). No client limit: the API server's priority and
+	// fairness limits a fleet, as it limits a real one.
+	restCfg.QPS = -1
 	restCfg.UserAgent = "fleetsim"
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
@@ -467,7 +469,7 @@ func run(cfg *Config) error {
 			go func() { defer wg.Done(); f(ctx) }()
 		}
 	}
-	startWorkers(2, s.nodeWorker)
+	startWorkers(8, s.nodeWorker)
 	startWorkers(4, s.podWorker)
 	wg.Add(2)
 	go func() { defer wg.Done(); s.heartbeatLoop(ctx) }()

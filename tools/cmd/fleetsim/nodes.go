@@ -61,7 +61,7 @@ type simNode struct {
 	// kubelet
 	lastHeartbeat time.Time // the Lease's last renewal (and the last status computed)
 	lastReport    time.Time // the node status's last write
-	unregistered  bool // its Node was deleted: a running kubelet does not register it again
+	unregistered  bool      // its Node was deleted: a running kubelet does not register it again
 	lease         *coordinationv1.Lease
 	nextPodIP     int
 }
@@ -180,22 +180,40 @@ func (s *Sim) nodeWorker(ctx context.Context) {
 	}
 }
 
-// heartbeatLoop asks every node to renew its heartbeat. syncNode decides
-// whether one is due, so a node synced for another reason a moment ago does
-// not heartbeat twice.
+// heartbeatLoop asks every node to renew its heartbeat, spread over the
+// period as kubelets started at different times are: every 100 ms one slot's
+// nodes, so a 1,000-node fleet never queues 1,000 syncs at once ahead of a
+// node with news. syncNode decides whether one is due, so a node synced for
+// another reason a moment ago does not heartbeat twice.
 func (s *Sim) heartbeatLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Heartbeat)
+	slots := heartbeatSlots(s.cfg.Heartbeat)
+	t := time.NewTicker(s.cfg.Heartbeat / time.Duration(slots))
 	defer t.Stop()
-	for {
+	for slot := 0; ; slot = (slot + 1) % slots {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, name := range s.nodeOrder {
+			for _, name := range slotNodes(s.nodeOrder, slot, slots) {
 				s.nodeQueue.Add(name)
 			}
 		}
 	}
+}
+
+// slotNodes is the nodes whose heartbeat falls in the slot: every slots-th.
+func slotNodes(order []string, slot, slots int) []string {
+	var names []string
+	for i := slot; i < len(order); i += slots {
+		names = append(names, order[i])
+	}
+	return names
+}
+
+// heartbeatSlots is how many parts a heartbeat period is cut into: one per
+// 100 ms, at least one.
+func heartbeatSlots(period time.Duration) int {
+	return max(1, int(period/(100*time.Millisecond)))
 }
 
 func (s *Sim) syncNode(ctx context.Context, name string) error {
