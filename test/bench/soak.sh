@@ -15,7 +15,8 @@
 # pods a minute), and drashift-controller with its shipped RBAC. A plan migrates both pools
 # to DRA, rolls them both back, migrates them again, and so on for N minutes
 # (default 60). Every --interval seconds (default 60) a row: the controller's
-# RSS, the objects and bytes each of its caches holds (/metrics), the objects
+# RSS (and its anonymous part, and what malloc holds in use and free), the
+# objects and bytes each of its caches holds (/metrics), the objects
 # the API server holds, and the migrations and rollbacks completed so far.
 #
 # When the minutes are up, job submission has stopped: once the last jobs
@@ -82,7 +83,7 @@ cache_field() { # cache_field METRIC RESOURCE: the value of METRIC{resource="RES
 		"$TEST_DIR/metrics.now"
 }
 api_count() { kubectl get "$1" -A --no-headers 2>/dev/null | wc -l; }
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$OPERATOR_PID/status"; }
+rss_kib() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$OPERATOR_PID/status"; } # rss_kib VmRSS|RssAnon
 malloc_kib() { # malloc_kib STATE: drashift_malloc_bytes{state="STATE"} in KiB
 	awk -v s="state=\"$1\"" 'index($1, "drashift_malloc_bytes{") == 1 && index($1, s) { printf "%d\n", $2 / 1024; found = 1 }
 		END { if (!found) print "-" }' "$TEST_DIR/metrics.now"
@@ -122,7 +123,7 @@ history_kb() {
 sample() { # sample ELAPSED: one row of the table
 	curl -sf "$metrics_url" >"$TEST_DIR/metrics.now" || fail "GET $metrics_url failed"
 	local row k
-	row=$(printf '%6s %9s %7s %7s' "$1" "$(rss_kib)" "$(malloc_kib in_use)" "$(malloc_kib free)")
+	row=$(printf '%6s %9s %7s %7s %7s' "$1" "$(rss_kib VmRSS)" "$(rss_kib RssAnon)" "$(malloc_kib in_use)" "$(malloc_kib free)")
 	for k in "${kinds[@]}"; do
 		row+=$(printf ' %9s' "$(cache_field drashift_cache_objects "$k")/$(api_count "$k")")
 	done
@@ -133,9 +134,10 @@ sample() { # sample ELAPSED: one row of the table
 
 echo "# drashift-controller over ${minutes} min of migrations and rollbacks with jobs arriving (1/s)"
 echo "# cache/API: objects in drashift's cache / objects the API server lists now (churn makes them differ briefly)"
-echo "# inUse, free: KiB malloc has given out and holds unused (drashift_malloc_bytes); the rest of RSS is code, stacks and libraries"
+echo "# anon: the part of RSS that is not the binary's and libraries' pages (RssAnon, KiB): the heap, mapped blocks, stacks"
+echo "# inUse, free: KiB malloc has given out and holds unused (drashift_malloc_bytes)"
 echo "# histKiB: the plan's history as stored (drashift-system/drashift-history-soak), its transitions and samples capped at 384 and 256 KiB"
-printf '%6s %9s %7s %7s' "s" "RSS KiB" "inUse" "free"
+printf '%6s %9s %7s %7s %7s' "s" "RSS KiB" "anon" "inUse" "free"
 for k in "${kinds[@]}"; do printf ' %9s' "${k:0:9}"; done
 printf ' %10s %7s %4s %4s\n' "cacheBytes" "histKiB" "mig" "back"
 start=$SECONDS
@@ -153,7 +155,7 @@ while [ $SECONDS -lt $end ]; do
 done
 kill "$LOOP_PID" 2>/dev/null || true
 
-# The slopes of RSS and of the bytes in use over the run (least squares over
+# The slopes of RSS, its anonymous part and the bytes in use over the run (least squares over
 # the samples), KiB per minute.
 slope() { # slope NAME COLUMN
 	awk -v name="$1" -v c="$2" 'NR > 0 { x[NR] = $1 / 60; y[NR] = $c; n = NR }
@@ -166,7 +168,8 @@ slope() { # slope NAME COLUMN
 	}' "$TEST_DIR/samples"
 }
 slope rss 2
-slope "in use" 3
+slope anon 3
+slope "in use" 4
 
 migrations=$(grep -c '^migrated' "$cycles_log" || true)
 [ "$migrations" -ge 1 ] || fail "no migration completed in ${minutes} min (see $TEST_DIR/operator.log)"
