@@ -130,8 +130,12 @@ struct plan_controller {
 	/* The wait after the last failed write (0: the last write succeeded); PLAN_WRITE_BACKOFF_*. */
 	uint64_t write_backoff_ms;
 	metrics_gauge_t *m_orphans;
-	/* Counts orphans every PLAN_ORPHAN_CHECK_MS too: at start-up no change may come after the caches sync. */
-	uv_timer_t orphan_timer;
+	/*
+	 * Counts orphans every PLAN_ORPHAN_CHECK_MS too (at start-up no change
+	 * may come after the caches sync), and forgets what it kept about nodes
+	 * and plans that are gone; orphans_soon counts them after a change.
+	 */
+	uv_timer_t orphan_timer, orphans_soon;
 	/* Plan -> pc_preflight_t *, and the probes in flight (close waits for them). */
 	strmap_t preflight;
 	int probes;
@@ -1548,6 +1552,8 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 		size_t it = 0;
 		const char *node_name;
 		void *v;
+		if (selected)
+			r->runs[i].members = xcalloc(strmap_size(selected) + 1, sizeof(pool_member_t));
 		while (selected && strmap_next(selected, &it, &node_name, &v)) {
 			const projection_node_t *node = store_get(nodes, NULL, node_name);
 			const pool_index_match_t *mine, *other;
@@ -1563,7 +1569,6 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 				continue;
 			}
 			pc_pool_run_t *run = &r->runs[i];
-			run->members = xrealloc(run->members, (run->n + 1) * sizeof(pool_member_t));
 			pool_member_t *m = &run->members[run->n++];
 			m->node = node;
 			handover_read(r->plan, node, &m->state);
@@ -2811,19 +2816,30 @@ static void pc_on_orphan_timer(uv_timer_t *t)
 {
 	plan_controller_t *pc = t->data;
 	pc_report_orphans(pc);
-	/* A node that comes back has its refusal logged anew; a plan made again starts without a write time. */
+	/*
+	 * A node that comes back has its refusal logged anew; a plan made again
+	 * starts without a write time. A walk of every node: here, never at
+	 * every change.
+	 */
 	pc_forget_gone(&pc->refusals, cache_store(pc->cache, CACHE_NODES));
 	pc_forget_gone(&pc->status_written, cache_store(pc->cache, CACHE_PLANS));
 	pc_forget_gone(&pc->legacy_memo, cache_store(pc->cache, CACHE_NODES));
 }
 
+static void pc_on_orphans_soon(uv_timer_t *t)
+{
+	pc_report_orphans(t->data);
+}
+
 /*
- * Count orphans on the next turn of the loop: a cache change arrives inside
- * an HTTP callback, where the Event an orphan gets cannot be sent.
+ * Count orphans on the next turn of the loop, once for all the changes of
+ * this turn: a cache change arrives inside an HTTP callback, where the Event
+ * an orphan gets cannot be sent.
  */
 static void pc_orphans_soon(plan_controller_t *pc)
 {
-	uv_timer_start(&pc->orphan_timer, pc_on_orphan_timer, 0, PLAN_ORPHAN_CHECK_MS);
+	if (!uv_is_active((uv_handle_t *)&pc->orphans_soon))
+		uv_timer_start(&pc->orphans_soon, pc_on_orphans_soon, 0, 0);
 }
 
 /* A round of a plan's Prometheus queries is in: judge the plan again. */
@@ -2868,6 +2884,8 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->timer.data = pc;
 	uv_timer_init(loop, &pc->orphan_timer);
 	pc->orphan_timer.data = pc;
+	uv_timer_init(loop, &pc->orphans_soon);
+	pc->orphans_soon.data = pc;
 	uv_timer_start(&pc->orphan_timer, pc_on_orphan_timer, PLAN_ORPHAN_CHECK_MS, PLAN_ORPHAN_CHECK_MS);
 	return pc;
 }
@@ -2988,6 +3006,7 @@ void plan_controller_close(plan_controller_t *pc, void (*done)(void *data), void
 	pc->closed_data = data;
 	/* Closed before the drain closes the main timer, whose callback frees pc. */
 	uv_close((uv_handle_t *)&pc->orphan_timer, NULL);
+	uv_close((uv_handle_t *)&pc->orphans_soon, NULL);
 	if (pc->notifier)
 		notifier_close(pc->notifier);
 	prom_query_close(pc->prom);
