@@ -70,7 +70,11 @@ spec:
     bakeTime: 5s
 EOF_PLAN
 
-port() { sed -n 's/.*msg="http server listening".* port=\([0-9]*\).*/\1/p' "$TEST_DIR/operator.log" | tail -n 1; }
+port() { # the metrics port, once the operator has logged it (fails before)
+	local p
+	p=$(sed -n 's/.*msg="http server listening".* port=\([0-9]*\).*/\1/p' "$TEST_DIR/operator.log" | tail -n 1)
+	[ -n "$p" ] && echo "$p"
+}
 wait_for 60 "the operator's metrics endpoint" port
 metrics_url="http://127.0.0.1:$(port)/metrics"
 synced() { [ "$(curl -sf "$metrics_url" | awk '$1 ~ /^drashift_cache_synced/ && $2 != 1 { n++ } END { print n + 0 }')" = 0 ]; }
