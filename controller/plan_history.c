@@ -1,5 +1,6 @@
 #include "plan_history.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,6 +591,19 @@ void plan_history_pod_gone(plan_history_t *h, const projection_pod_t *old)
 
 /* ---- writing ---------------------------------------------------------------------- */
 
+/* The bytes s takes inside a JSON string, its escapes as cJSON prints them. */
+static size_t ph_escaped_len(const char *s)
+{
+	size_t n = 0;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\' || *c == '\b' || *c == '\f' || *c == '\n' || *c == '\r' || *c == '\t')
+			n += 2;
+		else
+			n += *c < 32 ? 6 : 1;
+	}
+	return n;
+}
+
 static char *ph_join(const ph_lines_t *l)
 {
 	char *out = xmalloc(l->bytes + 1), *w = out;
@@ -628,21 +642,31 @@ static void ph_write(plan_history_t *h, ph_plan_t *p, int64_t now_ms)
 	cJSON_AddStringToObject(labels, PLAN_HISTORY_LABEL, "true");
 	cJSON *data = cJSON_AddObjectToObject(cm, "data");
 	cJSON_AddStringToObject(data, "format", HISTORY_FORMAT);
-	char *transitions = ph_join(&p->transitions), *samples = ph_join(&p->samples);
-	cJSON_AddStringToObject(data, "transitions", transitions);
-	cJSON_AddStringToObject(data, "samples", samples);
+	/*
+	 * Up to 640 KiB of records: referenced rather than copied, and printed
+	 * into one buffer of the size they take once escaped, where printing
+	 * would have grown it by doubling, a copy at each step.
+	 */
+	char *transitions = ph_join(&p->transitions), *samples = ph_join(&p->samples), *cmp = NULL;
+	cJSON_AddItemToObject(data, "transitions", cJSON_CreateStringReference(transitions));
+	cJSON_AddItemToObject(data, "samples", cJSON_CreateStringReference(samples));
+	size_t size = ph_escaped_len(transitions) + ph_escaped_len(samples) + 4096;
+	if (p->comparison) {
+		cmp = ph_print(p->comparison);
+		if (strlen(cmp) <= HISTORY_COMPARISON_MAX) {
+			cJSON_AddItemToObject(data, "comparison", cJSON_CreateStringReference(cmp));
+			size += ph_escaped_len(cmp);
+		} else {
+			log_warn("history comparison too large; not written", "plan", p->name);
+		}
+	}
+	char *json = cJSON_PrintBuffered(cm, size < INT_MAX ? (int)size : INT_MAX, false);
+	if (json == NULL)
+		abort(); /* cJSON fails only when out of memory; see xalloc.h */
+	cJSON_Delete(cm);
 	free(transitions);
 	free(samples);
-	if (p->comparison) {
-		char *cmp = ph_print(p->comparison);
-		if (strlen(cmp) <= HISTORY_COMPARISON_MAX)
-			cJSON_AddStringToObject(data, "comparison", cmp);
-		else
-			log_warn("history comparison too large; not written", "plan", p->name);
-		free(cmp);
-	}
-	char *json = ph_print(cm);
-	cJSON_Delete(cm);
+	free(cmp);
 	char *path = ph_path(p->name);
 	ph_request_t *req = ph_request_new(h, p->name, false);
 	p->flushed_ms = now_ms;
