@@ -7,7 +7,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,15 +305,6 @@ int main(int argc, char **argv)
 		identity = getenv("POD_NAME") ? xstrdup(getenv("POD_NAME")) : xasprintf("%s_%d", host, (int)getpid());
 		opt.manager.identity = identity;
 	}
-
-	/*
-	 * Blocks of 128 KiB and more (a LIST page, a history ConfigMap of up to
-	 * 640 KiB and its answer) get pages of their own, returned when freed.
-	 * glibc would otherwise raise this threshold to the largest block freed
-	 * so far, and every later history write would leave its buffers' pages
-	 * in the heap: RSS then grew with the history, not with what is held.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
 	char err[512];
 	kubeconfig_t cfg = { 0 };

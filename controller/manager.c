@@ -294,15 +294,24 @@ static void manager_shutdown(manager_t *m, const char *why)
 }
 
 /*
- * A LIST at start and each history write need megabytes for a moment; what
- * they free stays in the heap between blocks still in use (several MB in the
- * soak), where it counts in RSS. malloc_trim hands those pages back; the next
- * burst takes them again.
+ * A LIST at start and each history write need megabytes for a moment. Blocks
+ * of 128 KiB and more get pages of their own, returned when freed: glibc
+ * would otherwise raise this threshold to the largest block freed so far and
+ * keep every later one in the heap. What smaller blocks free stays in the
+ * heap between blocks still in use (several MB in the soak), where it counts
+ * in RSS: malloc_trim hands those pages back every MANAGER_TRIM_MS.
  */
 static void manager_on_trim(uv_timer_t *t)
 {
 	(void)t;
 	malloc_trim(0);
+}
+
+static void manager_memory_init(manager_t *m)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	uv_timer_init(&m->loop, &m->trim);
+	uv_timer_start(&m->trim, manager_on_trim, MANAGER_TRIM_MS, MANAGER_TRIM_MS);
 }
 
 static void manager_on_signal(uv_signal_t *s, int signum)
@@ -390,8 +399,7 @@ int manager_run(const kubeconfig_t *cfg, const manager_options_t *opt)
 
 	uv_timer_init(&m->loop, &m->discovery_retry);
 	m->discovery_retry.data = m;
-	uv_timer_init(&m->loop, &m->trim);
-	uv_timer_start(&m->trim, manager_on_trim, MANAGER_TRIM_MS, MANAGER_TRIM_MS);
+	manager_memory_init(m);
 	uv_signal_init(&m->loop, &m->sigterm);
 	uv_signal_init(&m->loop, &m->sigint);
 	m->sigterm.data = m->sigint.data = m;

@@ -1549,12 +1549,14 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
 		const strmap_t *selected = pool_index_members(&pc->pools, name, r->plan->pools[i].name);
+		if (selected == NULL)
+			continue;
+		pc_pool_run_t *run = &r->runs[i];
+		run->members = xcalloc(strmap_size(selected) + 1, sizeof(pool_member_t));
 		size_t it = 0;
 		const char *node_name;
 		void *v;
-		if (selected)
-			r->runs[i].members = xcalloc(strmap_size(selected) + 1, sizeof(pool_member_t));
-		while (selected && strmap_next(selected, &it, &node_name, &v)) {
+		while (strmap_next(selected, &it, &node_name, &v)) {
 			const projection_node_t *node = store_get(nodes, NULL, node_name);
 			const pool_index_match_t *mine, *other;
 			if (node == NULL)
@@ -1568,7 +1570,6 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 				free(msg);
 				continue;
 			}
-			pc_pool_run_t *run = &r->runs[i];
 			pool_member_t *m = &run->members[run->n++];
 			m->node = node;
 			handover_read(r->plan, node, &m->state);
