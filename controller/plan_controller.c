@@ -40,6 +40,13 @@
 #define PLAN_EXPECTATION_TIMEOUT_MS 30000
 /* Changes that arrive together are decided together: a reconcile runs at most this long after its plan is queued. */
 #define PLAN_BATCH_MS 50
+/*
+ * ... but a ResourceSlice change is decided within this: a device leaving a
+ * slice crosses capacityDrift by itself, and slices change seldom. At most
+ * one such turn a batch, so a driver publishing every node's slice at once
+ * at most doubles the turns.
+ */
+#define PLAN_URGENT_MS 5
 
 /* A failing preflight reads the API again after this long, doubling up to the maximum. */
 #define PLAN_PREFLIGHT_RETRY_MS 5000
@@ -87,6 +94,8 @@ struct plan_controller {
 	bool dry_run;
 	workqueue_t *queue;
 	uv_timer_t timer;
+	bool urgent;         /* the next turn comes within PLAN_URGENT_MS */
+	uint64_t urgent_at;  /* when the last urgent turn was asked for */
 	/* Node -> the step annotation our last patch wrote ("" for a removed record). */
 	strmap_t expected;
 	/* Plan -> the status our last write set (cJSON*): phase-change Events and status writes happen once. */
@@ -2736,6 +2745,7 @@ static void pc_on_timer(uv_timer_t *t)
 			uv_timer_start(&pc->timer, pc_on_timer, 200, 0);
 		return;
 	}
+	pc->urgent = false;
 	const char *key;
 	while ((key = workqueue_get(pc->queue, now)) != NULL) {
 		char *name = xstrdup(key);
@@ -2769,7 +2779,8 @@ static void plan_controller_schedule(plan_controller_t *pc)
 	 * Events may bring the next reconcile forward, never push it back: a
 	 * busy cluster sends them less than the 50 ms batching delay apart.
 	 */
-	timer_arm_within(&pc->timer, pc_on_timer, due < PLAN_BATCH_MS ? PLAN_BATCH_MS : due);
+	uint64_t batch = pc->urgent ? PLAN_URGENT_MS : PLAN_BATCH_MS;
+	timer_arm_within(&pc->timer, pc_on_timer, due < batch ? batch : due);
 }
 
 void plan_controller_stopped_leading(plan_controller_t *pc)
@@ -2933,6 +2944,12 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		if (new == NULL)
 			free(strmap_remove(&pc->finalizer_sent, ((const plan_object_t *)old)->meta.name));
 		pc_orphans_soon(pc);
+	} else if (kind == CACHE_SLICES) {
+		uint64_t at = uv_now(pc->loop);
+		if (at - pc->urgent_at >= PLAN_BATCH_MS) {
+			pc->urgent = true;
+			pc->urgent_at = at;
+		}
 	} else if (kind == CACHE_CLAIMS) {
 		const projection_claim_t *gone = old;
 		slo_tracker_observe_claim(pc->slo, new, new ? NULL : gone->meta.uid, now);
