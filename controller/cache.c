@@ -31,7 +31,7 @@ const char *cache_pod_node(const projection_pod_t *p)
 
 char *cache_node_driver_key(const char *node, const char *driver)
 {
-	return xasprintf("%s\x1f%s", node, driver);
+	return xjoin(node, '\x1f', driver);
 }
 
 /*

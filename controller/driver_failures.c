@@ -28,9 +28,9 @@ static uint32_t driver_failures_add(uint32_t a, int64_t b)
 void driver_failures_gather(const cache_t *cache, const char *driver, int64_t since_ms, uint64_t stuck_ms,
 			    int64_t now_ms, driver_failure_node_t *evidence, size_t n)
 {
+	/* The nodes by name, made at the first report that may concern one (most rounds have none). */
 	strmap_t nodes = STRMAP_INIT;
-	for (size_t i = 0; i < n; i++)
-		strmap_put(&nodes, evidence[i].node, &evidence[i]);
+	bool indexed = false;
 
 	const store_t *events = cache_store(cache, CACHE_PREPARE_FAILURES);
 	size_t it = 0;
@@ -44,7 +44,12 @@ void driver_failures_gather(const cache_t *cache, const char *driver, int64_t si
 		if (pod == NULL || pod->phase != PROJECTION_POD_PENDING || pod->meta.deleting)
 			continue; /* the pod ran, or is gone: that failure is over */
 		const char *node = ev->host ? ev->host : pod->node_name;
-		driver_failure_node_t *e = node ? strmap_get(&nodes, node) : NULL;
+		if (node == NULL)
+			continue;
+		for (size_t i = 0; !indexed && i < n; i++)
+			strmap_put(&nodes, evidence[i].node, &evidence[i]);
+		indexed = true;
+		driver_failure_node_t *e = strmap_get(&nodes, node);
 		if (e == NULL)
 			continue;
 		switch (driver_failure_read(ev->message, driver)) {

@@ -198,7 +198,7 @@ static void nt_on_kick(uv_timer_t *t)
 
 static char *nt_key(const char *plan, const char *name)
 {
-	return xasprintf("%s\x1f%s", plan, name);
+	return xjoin(plan, '\x1f', name);
 }
 
 static void nt_replace(char **field, const char *value)

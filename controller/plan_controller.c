@@ -448,11 +448,9 @@ static size_t pc_node_slices(const plan_controller_t *pc, const plan_t *plan, co
 	free(node_driver);
 	size_t it = 0, n = 0;
 	void *v;
-	*out = NULL;
-	while (slices && strmap_next(slices, &it, NULL, &v)) {
-		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+	*out = slices ? xcalloc(strmap_size(slices) + 1, sizeof(**out)) : NULL;
+	while (slices && strmap_next(slices, &it, NULL, &v))
 		(*out)[n++] = v;
-	}
 	return n;
 }
 
@@ -634,7 +632,7 @@ static int64_t pc_devices_held(const plan_controller_t *pc, const char *node, co
 static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const plan_t *plan, const pc_pool_run_t *run,
 						 const char *pool, int64_t now)
 {
-	char *key = xasprintf("%s\x1f%s", plan->name, pool);
+	char *key = xjoin(plan->name, '\x1f', pool);
 	slo_capacity_t *c = strmap_get(&pc->capacity, key);
 	if (c == NULL) {
 		c = xcalloc(1, sizeof(*c));

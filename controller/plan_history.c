@@ -234,7 +234,7 @@ static void ph_record(ph_plan_t *p, cJSON *rec, bool sample)
 
 static void ph_set_last(ph_plan_t *p, const char *kind, const char *name, const char *state, int64_t since_ms)
 {
-	char *key = xasprintf("%s\x1f%s", kind, name);
+	char *key = xjoin(kind, '\x1f', name);
 	ph_last_t *l = xcalloc(1, sizeof(*l));
 	l->state = xstrdup(state);
 	l->since_ms = since_ms;
@@ -382,7 +382,7 @@ static ph_plan_t *ph_ready_plan(plan_history_t *h, const char *plan)
 static int64_t ph_transition(ph_plan_t *p, const char *kind, const char *pool, const char *name, const char *state,
 			     int64_t since_ms, int64_t now_ms, char *left, size_t left_len)
 {
-	char *key = xasprintf("%s\x1f%s", kind, name);
+	char *key = xjoin(kind, '\x1f', name);
 	const ph_last_t *last = strmap_get(&p->last, key);
 	free(key);
 	history_subject_t s = { .was = last ? last->state : NULL, .was_since_ms = last ? last->since_ms : 0, .is = state,

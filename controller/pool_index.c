@@ -12,7 +12,7 @@
  */
 static char *pool_index_group_key(const char *plan, const char *pool)
 {
-	return xasprintf("%s\x1f%s", plan, pool);
+	return xjoin(plan, '\x1f', pool);
 }
 
 static void pool_index_node_free(pool_index_node_t *n)

@@ -48,6 +48,16 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xjoin(const char *a, char sep, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p = xmalloc(la + lb + 2);
+	memcpy(p, a, la);
+	p[la] = sep;
+	memcpy(p + la + 1, b, lb + 1);
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
