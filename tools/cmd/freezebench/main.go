@@ -663,6 +663,11 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("\nfreeze: rounds %d  median %s  p95 %s  p99 %s  worst %s  (signal crossing = ResourceSlice update seen by the benchmark's watch; first denial = first 403 of a dry-run claim CREATE)\n",
 		len(all), ms(median(denials)), ms(percentile(denials, 95)), ms(percentile(denials, 99)), ms(slices.Max(denials)))
 	fmt.Printf("freeze: %d of %d rounds within %s\n", under, len(all), ms(freezeTarget))
+	lifts := make([]time.Duration, len(all))
+	for i, r := range all {
+		lifts[i] = r.lift
+	}
+	fmt.Printf("acknowledged -> claims admitted again: median %s  worst %s\n", ms(median(lifts)), ms(slices.Max(lifts)))
 	fmt.Printf("cluster: %s\n", rate.summary())
 	return nil
 }
