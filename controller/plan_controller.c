@@ -2047,10 +2047,12 @@ static void pc_act_on_nodes(plan_controller_t *pc, pc_reconcile_t *r)
 				continue; /* its handover, if any, stops here: the next round sees the quarantine */
 			if (r->record_changed)
 				continue; /* restart safety: the record first */
-			handover_usage_t use;
-			pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use);
+			handover_usage_t use = { 0 };
+			bool counted = handover_reads_usage(mem->state.step);
+			if (counted)
+				pc_usage(pc, plan, &plan->pools[i], mem->node->meta.name, &use);
 			handover_input_t hin = { .plan = plan, .pool = &plan->pools[i], .node = mem->node, .state = &mem->state,
-						 .usage = &use, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
+						 .usage = counted ? &use : NULL, .ads = &run->ads[m], .goal = run->out.goals[m], .now_ms = r->now,
 						 .plan_uid = r->po->meta.uid };
 			handover_decision_t d;
 			handover_decide(&hin, &d);

@@ -734,6 +734,11 @@ static void handover_towards_legacy(const handover_input_t *in, handover_decisio
 	}
 }
 
+bool handover_reads_usage(handover_step_t step)
+{
+	return step == HANDOVER_DRAINING || step == HANDOVER_DRAINING_DRA; /* handover_drain, handover_drain_dra */
+}
+
 void handover_decide(const handover_input_t *in, handover_decision_t *d)
 {
 	const handover_state_t *st = in->state;

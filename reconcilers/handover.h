@@ -146,6 +146,13 @@ typedef struct {
 	void *claim_ctx;
 } handover_users_t;
 
+/*
+ * Whether handover_decide reads the node's usage at this step: only the
+ * drains wait for users to go. Counting them walks the node's pods and
+ * claims, so the caller counts them only then.
+ */
+bool handover_reads_usage(handover_step_t step);
+
 /* Count who uses the node's devices. Free with handover_usage_free. */
 void handover_count_users(const handover_users_t *in, handover_usage_t *out);
 void handover_usage_free(handover_usage_t *use);
@@ -187,6 +194,7 @@ typedef struct {
 	const plan_pool_t *pool;
 	const projection_node_t *node;
 	const handover_state_t *state;
+	/* Who uses the node's devices: read only at the steps handover_reads_usage names; may be NULL at the others. */
 	const handover_usage_t *usage;
 	const handover_ads_t *ads;
 	handover_goal_t goal;

@@ -101,6 +101,30 @@ static void decide_as(const node_t *n, const world_t *w, handover_decision_t *d,
 		handover_decide(&in, d);
 }
 
+/*
+ * When handover_reads_usage says the node's step does not read who uses it,
+ * decide again without it (usage NULL, as plan_controller.c passes then) and
+ * fail unless the decision is the same. Returns whether it did.
+ */
+static bool same_without_usage(const node_t *n, const world_t *w, const handover_decision_t *d, bool release)
+{
+	handover_state_t st;
+	handover_read(&plan, &n->node, &st);
+	if (release || handover_reads_usage(st.step))
+		return false;
+	handover_input_t in = { .plan = &plan, .pool = &pool, .node = &n->node, .state = &st, .usage = NULL,
+				.ads = &w->ads, .goal = w->goal, .now_ms = NOW_MS };
+	handover_decision_t blind;
+	handover_decide(&in, &blind);
+	bool same = blind.act == d->act && blind.to == d->to && blind.requeue_ms == d->requeue_ms &&
+		    (blind.patch == NULL) == (d->patch == NULL) && (d->patch == NULL || strcmp(blind.patch, d->patch) == 0);
+	if (!same)
+		fail_msg("step %s decides otherwise without the node's usage, which handover_reads_usage says it does not read",
+			 handover_step_name(st.step));
+	handover_decision_free(&blind);
+	return true;
+}
+
 static void decide(const node_t *n, const world_t *w, handover_decision_t *d)
 {
 	decide_as(n, w, d, false);
@@ -143,7 +167,7 @@ static effect_t effect_of(const char *patch)
 /* Every combination through handover_decide (release false) or handover_release. */
 static void sweep(bool release)
 {
-	size_t cases = 0, patches = 0;
+	size_t cases = 0, patches = 0, blind = 0;
 	for (int step = 0; step < HANDOVER_STEPS; step++)
 	for (int dir = 0; dir < 2; dir++)
 	for (int plugin = -1; plugin <= 1; plugin++)
@@ -169,6 +193,7 @@ static void sweep(bool release)
 		handover_decision_t d;
 		decide_as(&n, &w, &d, release);
 		cases++;
+		blind += same_without_usage(&n, &w, &d, release);
 		/* 2. Letting a node go never evicts. */
 		if (release && d.act == HANDOVER_ACT_EVICT)
 			fail_msg("release evicts at step %s", handover_step_name(step));
@@ -204,8 +229,9 @@ static void sweep(bool release)
 		}
 		handover_decision_free(&d);
 	}
-	print_message("%zu states, %zu led to a patch\n", cases, patches);
+	print_message("%zu states, %zu led to a patch, %zu decided again without the usage\n", cases, patches, blind);
 	assert_true(patches > 1000);
+	assert_true(release || blind > cases / 2); /* most steps do not read it */
 }
 
 static void test_invariants_hold_in_every_state(void **state)
