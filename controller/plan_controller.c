@@ -169,6 +169,7 @@ typedef struct {
 	notifier_batch_t *notes; /* a status write: the notifications it records, sent once it is written */
 	cJSON *then_freeze; /* a status write that records a new breach: the breach, frozen once it is written */
 	char *what;
+	uint64_t sent; /* loop time it was sent: the API server's answer time is logged at debug level */
 } pc_write_t;
 
 static void plan_controller_schedule(plan_controller_t *pc);
@@ -256,6 +257,10 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	pc_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
+	char took[24];
+	snprintf(took, sizeof(took), "%" PRIu64, uv_now(pc->loop) - w->sent);
+	log_debug("write answered", "what", w->what, "node", w->node ? w->node : "", "status",
+		  resp->error ? "failed" : "ok", "ms", took);
 	if (w->sw)
 		strmap_remove(&w->sw->writing, w->switch_plan);
 	uint64_t retry_ms = 0;
@@ -331,6 +336,7 @@ static pc_write_t *pc_write_new(plan_controller_t *pc, const char *node, const c
 	w->pc = pc;
 	w->node = node ? xstrdup(node) : NULL;
 	w->what = xstrdup(what);
+	w->sent = uv_now(pc->loop);
 	return w;
 }
 
