@@ -46,9 +46,11 @@ void driver_failures_gather(const cache_t *cache, const char *driver, int64_t si
 		const char *node = ev->host ? ev->host : pod->node_name;
 		if (node == NULL)
 			continue;
-		for (size_t i = 0; !indexed && i < n; i++)
-			strmap_put(&nodes, evidence[i].node, &evidence[i]);
-		indexed = true;
+		if (!indexed) {
+			for (size_t i = 0; i < n; i++)
+				strmap_put(&nodes, evidence[i].node, &evidence[i]);
+			indexed = true;
+		}
 		driver_failure_node_t *e = strmap_get(&nodes, node);
 		if (e == NULL)
 			continue;

@@ -625,17 +625,17 @@ func run(ctx context.Context, cfg *config) error {
 		all = append(all, r)
 		row(fmt.Sprint(i), r)
 	}
-	med := func(get func(roundResult) time.Duration) time.Duration {
+	// each is one column of the rounds.
+	each := func(get func(roundResult) time.Duration) []time.Duration {
 		ds := make([]time.Duration, len(all))
 		for i, r := range all {
 			ds[i] = get(r)
 		}
-		return median(ds)
+		return ds
 	}
-	denials := make([]time.Duration, len(all))
-	for i, r := range all {
-		denials[i] = r.denial
-	}
+	med := func(get func(roundResult) time.Duration) time.Duration { return median(each(get)) }
+	denials := each(func(r roundResult) time.Duration { return r.denial })
+	lifts := each(func(r roundResult) time.Duration { return r.lift })
 	row("med", roundResult{
 		sliceAfterPost: med(func(r roundResult) time.Duration { return r.sliceAfterPost }),
 		breach:         med(func(r roundResult) time.Duration { return r.breach }),
@@ -643,7 +643,7 @@ func run(ctx context.Context, cfg *config) error {
 		denial:         median(denials),
 		window:         med(func(r roundResult) time.Duration { return r.window }),
 		probes:         int(med(func(r roundResult) time.Duration { return time.Duration(r.probes) })),
-		lift:           med(func(r roundResult) time.Duration { return r.lift }),
+		lift:           median(lifts),
 	})
 
 	// Dry-run stored nothing, and the admission checks left nothing behind.
@@ -663,10 +663,6 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("\nfreeze: rounds %d  median %s  p95 %s  p99 %s  worst %s  (signal crossing = ResourceSlice update seen by the benchmark's watch; first denial = first 403 of a dry-run claim CREATE)\n",
 		len(all), ms(median(denials)), ms(percentile(denials, 95)), ms(percentile(denials, 99)), ms(slices.Max(denials)))
 	fmt.Printf("freeze: %d of %d rounds within %s\n", under, len(all), ms(freezeTarget))
-	lifts := make([]time.Duration, len(all))
-	for i, r := range all {
-		lifts[i] = r.lift
-	}
 	fmt.Printf("acknowledged -> claims admitted again: median %s  worst %s\n", ms(median(lifts)), ms(slices.Max(lifts)))
 	fmt.Printf("cluster: %s\n", rate.summary())
 	return nil
