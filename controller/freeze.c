@@ -106,6 +106,7 @@ char *freeze_parameter_json(const freeze_state_t *state)
 	freeze_add_string(data, "value", state->value);
 	freeze_add_string(data, "threshold", state->threshold);
 	freeze_add_string(data, "breachId", state->breach_id);
+	freeze_add_string(data, "time", state->time);
 	char *classes = freeze_join(state->device_classes, state->n_classes);
 	char *namespaces = freeze_join(state->namespaces, state->n_namespaces);
 	cJSON_AddStringToObject(data, "deviceClasses", classes);
@@ -235,6 +236,43 @@ int tenancy_parameter_set(kube_http_t *http, const char *json, const char *plan,
  * Only the fields the controller compares are kept; a malformed one is a
  * decode error naming the field, and the cache keeps what it had.
  */
+static void freeze_parameter_release(void *proj)
+{
+	freeze_parameter_t *p = proj;
+	char **owned[] = { &p->meta.name, &p->meta.namespace, &p->meta.uid, &p->meta.resource_version, &p->plan,
+			   &p->breach_id, &p->pool, &p->signal, &p->value, &p->threshold, &p->time, &p->owner_uid };
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+		free(*owned[i]);
+		*owned[i] = NULL;
+	}
+}
+
+/* The uid of the MigrationPlan that owns the parameter (the first such reference), into *uid. */
+static int freeze_parameter_owner(const json_decode_scope_t *md, char **uid)
+{
+	const cJSON *refs, *item;
+	json_decode_scope_t ref;
+	char epath[JSON_DECODE_PATH_MAX];
+	size_t i = 0;
+	if (json_decode_arr(md, "ownerReferences", SIZE_MAX, &refs, NULL) != 0)
+		return -1;
+	cJSON_ArrayForEach(item, refs)
+	{
+		const char *kind = NULL;
+		if (json_decode_elem(md, "ownerReferences", i++, item, &ref, epath, sizeof(epath)) != 0 ||
+		    json_decode_str(&ref, "kind", false, &kind) != 0)
+			return -1;
+		if (kind && strcmp(kind, "MigrationPlan") == 0)
+			return json_decode_dup(&ref, "uid", false, uid);
+	}
+	return 0;
+}
+
+/*
+ * A ConfigMap from the API server: untrusted bytes like any other object.
+ * Only the fields the controller compares or records are kept; a malformed
+ * one is a decode error naming the field, and the cache keeps what it had.
+ */
 static int freeze_parameter_decode(const cJSON *obj, void *out, char *err, size_t errlen)
 {
 	freeze_parameter_t *p = out;
@@ -248,32 +286,21 @@ static int freeze_parameter_decode(const cJSON *obj, void *out, char *err, size_
 	    json_decode_dup(&md, "namespace", false, &p->meta.namespace) != 0 ||
 	    json_decode_dup(&md, "uid", false, &p->meta.uid) != 0 ||
 	    json_decode_dup(&md, "resourceVersion", false, &p->meta.resource_version) != 0 ||
+	    freeze_parameter_owner(&md, &p->owner_uid) != 0 ||
 	    json_decode_obj(&top, "data", false, &data, dpath, sizeof(dpath)) != 0 ||
 	    json_decode_dup(&data, "plan", false, &p->plan) != 0 ||
 	    json_decode_str(&data, "frozen", false, &frozen) != 0 ||
-	    json_decode_dup(&data, "breachId", false, &p->breach_id) != 0) {
-		free(p->meta.name);
-		free(p->meta.namespace);
-		free(p->meta.uid);
-		free(p->meta.resource_version);
-		free(p->plan);
-		free(p->breach_id);
-		memset(p, 0, sizeof(*p));
+	    json_decode_dup(&data, "breachId", false, &p->breach_id) != 0 ||
+	    json_decode_dup(&data, "pool", false, &p->pool) != 0 ||
+	    json_decode_dup(&data, "signal", false, &p->signal) != 0 ||
+	    json_decode_dup(&data, "value", false, &p->value) != 0 ||
+	    json_decode_dup(&data, "threshold", false, &p->threshold) != 0 ||
+	    json_decode_dup(&data, "time", false, &p->time) != 0) {
+		freeze_parameter_release(p);
 		return -1;
 	}
 	p->frozen = frozen && strcmp(frozen, "true") == 0;
 	return 0;
-}
-
-static void freeze_parameter_release(void *proj)
-{
-	freeze_parameter_t *p = proj;
-	free(p->meta.name);
-	free(p->meta.namespace);
-	free(p->meta.uid);
-	free(p->meta.resource_version);
-	free(p->plan);
-	free(p->breach_id);
 }
 
 static size_t freeze_parameter_bytes(const void *proj)

@@ -15,6 +15,7 @@
  *     data    frozen         "true" | "false"
  *             plan, pool, signal, value, threshold, breachId
  *                            what the denial message says
+ *             time           when the breach was decided (RFC 3339)
  *             deviceClasses  "gpu.example.com,gpu-mig.example.com"
  *             namespaces     "team-a,team-b"; empty: every namespace
  *
@@ -71,6 +72,7 @@ typedef struct {
 	const char *value;     /* its measured value, as shown, e.g. "2.4s" */
 	const char *threshold; /* the plan's threshold, as shown, e.g. "2s" */
 	const char *breach_id; /* the id a person acknowledges to lift the freeze */
+	const char *time;      /* when the breach was decided, RFC 3339 */
 	const char *plan_uid;  /* the plan's uid, for the owner reference; NULL: none */
 	/*
 	 * Borrowed lists. C does not convert char ** (plan_t's lists) to
@@ -165,13 +167,19 @@ int freeze_taint_clear(kube_http_t *http, const char *plan, const char *api_vers
  * The freeze parameters as the cache holds them (one per plan): whether the
  * admission policy denies, and for which breach. The controller compares
  * this with the breach recorded in the plan's status, so after a restart it
- * writes the parameter only when the API server's copy differs.
+ * writes the parameter only when the API server's copy differs. A new breach
+ * is written to the parameter and the status at once, so the parameter is a
+ * record too: a frozen parameter owned by the plan whose breach the status
+ * lacks (a status write refused, or the leader gone between the two) is
+ * recorded into the status from these fields (plan_status_adopts_breach).
  */
 typedef struct {
 	kube_object_meta_t meta;
 	char *plan;      /* data.plan */
 	bool frozen;     /* data.frozen == "true" */
 	char *breach_id; /* data.breachId */
+	char *pool, *signal, *value, *threshold, *time; /* data.*: the breach as the denial describes it */
+	char *owner_uid; /* the uid of the MigrationPlan in metadata.ownerReferences; NULL: none */
 } freeze_parameter_t;
 
 extern const store_kind_t store_kind_freeze_parameters;

@@ -1020,9 +1020,9 @@ static void pc_assert_parameter(plan_controller_t *pc, const plan_object_t *po, 
 		return;
 	}
 	const plan_t *plan = &po->plan;
-	const char *fields[] = { "pool", "signal", "value", "threshold" };
-	const char *v[4];
-	for (int i = 0; i < 4; i++) {
+	const char *fields[] = { "pool", "signal", "value", "threshold", "time" };
+	const char *v[5];
+	for (int i = 0; i < 5; i++) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(breach, fields[i]);
 		v[i] = cJSON_IsString(f) ? f->valuestring : "";
 	}
@@ -1032,6 +1032,7 @@ static void pc_assert_parameter(plan_controller_t *pc, const plan_object_t *po, 
 		.signal = v[1],
 		.value = v[2],
 		.threshold = v[3],
+		.time = v[4],
 		.breach_id = cJSON_IsString(id) ? id->valuestring : "",
 		.plan_uid = po->meta.uid,
 		.device_classes = (const char *const *)plan->device_classes,
@@ -1536,7 +1537,8 @@ typedef struct {
 	char now_s[RFC3339_LEN];
 	pc_pool_run_t *runs; /* one per pool */
 	cJSON *conflicts;      /* messages: nodes two plans' pools select */
-	const cJSON *breach;   /* status.breach as recorded */
+	const cJSON *breach;   /* status.breach as recorded (or adopted) */
+	cJSON *adopted;        /* a breach the freeze parameter holds and the status lacks (owned; r->breach then) */
 	plan_breach_t recorded;
 	plan_freeze_t freeze;
 	plan_new_breach_t new_breach;
@@ -1647,10 +1649,9 @@ static void pc_driver_failures(plan_controller_t *pc, pc_reconcile_t *r)
 	free(ev);
 }
 
-/* Gather and judge: the recorded breach and its acknowledgement, then each pool's advertisements and signals. */
-static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
+/* Read the recorded breach (r->breach) and whether it freezes the plan. */
+static void pc_read_breach(pc_reconcile_t *r)
 {
-	r->breach = cJSON_GetObjectItemCaseSensitive(r->po->status, "breach");
 	const char *fields[] = { "id", "pool", "signal", "value", "threshold" };
 	const char **into[] = { &r->recorded.id, &r->recorded.pool, &r->recorded.signal, &r->recorded.value,
 				&r->recorded.threshold };
@@ -1661,6 +1662,51 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	r->recorded.acknowledged_ms = pc_parse_time(cJSON_GetObjectItemCaseSensitive(r->breach, "acknowledgedTime"));
 	plan_status_freeze(r->plan, &r->recorded, r->now, &r->freeze);
 	r->breach_pool = r->recorded.pool;
+}
+
+/*
+ * A new breach is written to the freeze parameter and the status together,
+ * the parameter first (pc_reconcile). When the parameter holds a breach the
+ * status lacks (plan_status_adopts_breach: the status write was refused, or
+ * the leader stopped between the two), the status records it now, and
+ * nothing else acts until that write is answered: the cluster already denies
+ * claims for that breach, so the plan must show it to be acknowledged.
+ */
+static void pc_adopt_breach(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	char *name = freeze_parameter_name(r->po->meta.name);
+	const freeze_parameter_t *p = store_get(cache_store(pc->cache, CACHE_FREEZE_PARAMETERS), FREEZE_NAMESPACE, name);
+	free(name);
+	if (p == NULL)
+		return;
+	plan_parameter_t param = { .frozen = p->frozen, .owner_uid = p->owner_uid, .breach = { .id = p->breach_id } };
+	if (!plan_status_adopts_breach(r->po->meta.uid, &r->freeze, &r->recorded, &param))
+		return;
+	const char *fields[] = { "id", "pool", "signal", "value", "threshold" };
+	const char *values[] = { p->breach_id, p->pool, p->signal, p->value, p->threshold };
+	r->adopted = cJSON_CreateObject();
+	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+		cJSON_AddStringToObject(r->adopted, fields[f], values[f] ? values[f] : "");
+	int64_t us;
+	cJSON_AddStringToObject(r->adopted, "time", p->time && rfc3339_parse(p->time, &us) == 0 ? p->time : r->now_s);
+	r->breach = r->adopted;
+	pc_read_breach(r);
+	r->record_changed = true;
+	log_warn("breach recorded from the freeze parameter: the status write that should have recorded it did not land",
+		 "plan", r->po->meta.name, "breach", r->recorded.id, "pool", r->recorded.pool, "signal", r->recorded.signal);
+	if (!pc->dry_run)
+		events_emit(pc->events, &r->ref, "Warning", "SLOBreach", "Freeze",
+			    "pool %s: %s measured %s, threshold %s: recorded from the freeze parameter, which already denies "
+			    "new claims for the plan's DeviceClasses; acknowledge with spec.acknowledgedBreach: %s",
+			    r->recorded.pool, r->recorded.signal, r->recorded.value, r->recorded.threshold, r->recorded.id);
+}
+
+/* Gather and judge: the recorded breach and its acknowledgement, then each pool's advertisements and signals. */
+static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	r->breach = cJSON_GetObjectItemCaseSensitive(r->po->status, "breach");
+	pc_read_breach(r);
+	pc_adopt_breach(pc, r);
 	slo_result_t queries[PLAN_MAX_PROM_QUERIES];
 	size_t n_queries = 0;
 	if (r->plan->slo.prometheus.n_queries > 0 && r->plan->slo.prometheus.n_queries <= PLAN_MAX_PROM_QUERIES)
@@ -1923,7 +1969,7 @@ static void pc_decide_breach(plan_controller_t *pc, pc_reconcile_t *r)
 			    pool, nb->signal, nb->value, nb->threshold, nb->id);
 	r->freeze.frozen = true;
 	r->breach_pool = pool;
-	r->record_changed = true; /* recorded before the freeze parameter is written */
+	r->record_changed = true; /* nothing but the freeze parameter acts before the status records it */
 }
 
 /* The pool's record as the status has it: its canary set and the times it started, baked and finished. */
@@ -2565,6 +2611,7 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 	cJSON_Delete(r->conflicts);
 	cJSON_Delete(r->handovers);
 	plan_new_breach_free(&r->new_breach);
+	cJSON_Delete(r->adopted);
 	preflight_result_free(&r->preflight);
 }
 
@@ -2660,14 +2707,22 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	/* The finalizer goes first and alone: a status write would change the version its patch is based on. */
 	r.write_status = !(r.holds && !po->releases_nodes && !pc->dry_run);
 	cJSON *st = pc_render_status(pc, &r);
+	const cJSON *recording = r.new_breach.found || r.adopted ? cJSON_GetObjectItemCaseSensitive(st, "breach") : NULL;
+	/*
+	 * A new breach freezes admission first: the parameter records the breach
+	 * as fully as the status does (plan_status_adopts_breach), and an API
+	 * server writes a ConfigMap several times faster than a custom resource's
+	 * status. The DeviceTaintRule, the nodes and the notifications wait for
+	 * the status (then_freeze).
+	 */
+	if (r.write_status && r.new_breach.found && plan_freeze_by_admission(r.plan->slo.freeze_mode))
+		pc_assert_parameter(pc, po, recording, true);
 	if (r.write_status)
 		pc_requeue_within(&r.requeue_ms,
 				  pc_write_status(pc, po, st,
 						  pc->notifier ? notifier_decide(r.plan, po->status, st, r.now, r.now_s)
 							       : NULL,
-						  r.new_breach.found
-							  ? cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(st, "breach"), true)
-							  : NULL));
+						  recording ? cJSON_Duplicate(recording, true) : NULL));
 	else
 		cJSON_Delete(st);
 	if (r.recorded.id && !r.record_changed)

@@ -22,6 +22,17 @@ void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64
 		out->judge_since_ms = recorded->acknowledged_ms ? recorded->acknowledged_ms : now_ms;
 }
 
+bool plan_status_adopts_breach(const char *plan_uid, const plan_freeze_t *freeze, const plan_breach_t *recorded,
+			       const plan_parameter_t *param)
+{
+	const char *id = param ? param->breach.id : NULL;
+	if (id == NULL || id[0] == '\0' || !param->frozen || freeze->frozen)
+		return false;
+	if (plan_uid == NULL || param->owner_uid == NULL || strcmp(plan_uid, param->owner_uid) != 0)
+		return false;
+	return recorded->id == NULL || strcmp(recorded->id, id) != 0;
+}
+
 void plan_status_signal_text(const slo_result_t *r, char *value, char *threshold, size_t len)
 {
 	if (r->id == SLO_PROMETHEUS) {

@@ -49,6 +49,32 @@ typedef struct {
 
 void plan_status_freeze(const plan_t *plan, const plan_breach_t *recorded, int64_t now_ms, plan_freeze_t *out);
 
+/*
+ * The freeze parameter as the API server holds it (controller/freeze.h). A
+ * new breach is written to it and to status.breach in the same reconcile, the
+ * parameter first, so it is a record of the breach too. Strings borrowed.
+ */
+typedef struct {
+	bool frozen;           /* data.frozen == "true": the admission policy denies */
+	const char *owner_uid; /* the MigrationPlan in its ownerReferences; NULL: none */
+	plan_breach_t breach;  /* data.breachId, pool, signal, value, threshold */
+} plan_parameter_t;
+
+/*
+ * Whether the status must record the parameter's breach (adopt it): the
+ * parameter is frozen, owned by this plan (plan_uid), names a breach, and the
+ * status does not record that breach while its own is not holding a freeze
+ * (none, or acknowledged). That happens when the status write of a new breach
+ * was refused or the leader stopped between the two writes: the cluster
+ * already denies claims for that breach, so the plan shows it and a person
+ * acknowledges it like any other. Never the other way: a breach the status
+ * holds is never replaced by the parameter's, and nothing here lifts a
+ * freeze. A parameter of another plan by the same name (deleted and created
+ * again, before the garbage collector took its parameter) is not adopted.
+ */
+bool plan_status_adopts_breach(const char *plan_uid, const plan_freeze_t *freeze, const plan_breach_t *recorded,
+			       const plan_parameter_t *param);
+
 /* One pool's gate, as judged. */
 typedef struct {
 	slo_verdict_t gate;

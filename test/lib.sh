@@ -295,6 +295,38 @@ EOF_CLAIM
 	)
 }
 
+# refuse_writes NAME GROUP RESOURCE OPERATIONS EXPRESSION MESSAGE: a
+# ValidatingAdmissionPolicy and its binding, both NAME, that deny OPERATIONS
+# (a YAML list, e.g. "[CREATE, UPDATE]") of RESOURCE in API group GROUP ("" for
+# core; "migrationplans/status" for a subresource) unless EXPRESSION (CEL)
+# holds: how a test makes the API server refuse one of drashift's writes.
+# Delete it with: kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy NAME
+refuse_writes() {
+	kubectl apply -f - >/dev/null <<EOF_POLICY
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: $1}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["$2"]
+      apiVersions: ["*"]
+      operations: $4
+      resources: [$3]
+  validations:
+  - expression: "$5"
+    message: $6
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: $1}
+spec:
+  policyName: $1
+  validationActions: [Deny]
+EOF_POLICY
+}
+
 # policy_live POLICY PARAMETER_LABEL PROBE_NS: wait until POLICY is live. A
 # claim admitted right after a policy is applied proves little: the policy
 # might just not be loaded yet. A second binding of the same policy, limited

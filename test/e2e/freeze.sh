@@ -8,8 +8,11 @@
 #   2. the freeze holds while drashift is stopped, and after it restarts;
 #   3. a rollback still runs while frozen; acknowledging the breach then lifts
 #      the freeze and claims are admitted again;
-#   4. the canary is tried again and fails again: a new breach, recorded
-#      without the last one's acknowledgement, freezes the plan again;
+#   4. the canary is tried again and fails again while the API server refuses
+#      every status write that records a new breach (a policy of the test's):
+#      claims are denied anyway, since the freeze parameter is written with the
+#      breach before the status is, and once the status is accepted again it
+#      records the parameter's breach, without the last one's acknowledgement;
 #   5. deleting the plan lifts its freeze: the parameter it owned is deleted by
 #      the garbage collector and claims are admitted (no orphaned freeze).
 source "$(dirname "$0")/../lib.sh"
@@ -73,13 +76,27 @@ wait_for 60 "claims to be admitted after the acknowledgement" admitted
 expect_eq "$(plan_field guarded '{.status.frozen}')" false "status.frozen after the acknowledgement"
 expect_eq "$(plan_field guarded '{.status.breach.acknowledged}')" true "the breach kept in status, acknowledged"
 
-# ---- 4. a second breach after the acknowledgement ----
+# ---- 4. a second breach after the acknowledgement, its status write refused ----
+refuse_writes test-refuse-breach drashift.io migrationplans/status "[UPDATE]" \
+	"!has(object.status.breach) || object.status.breach.id == '$breach'" "the test refuses a status that records a new breach"
+refused() { ! kubectl patch mp guarded --subresource status --type merge -p '{"status":{"breach":{"id":"probe"}}}' --dry-run=server >/dev/null 2>&1; }
+wait_for 60 "the test's policy to refuse a status with a new breach" refused
 kubectl patch mp guarded --type=merge -p '{"spec":{"rollback":{"all":false}}}' >/dev/null
-second() { id=$(plan_field guarded '{.status.breach.id}') && [ -n "$id" ] && [ "$id" != "$breach" ]; }
-wait_for 90 "a second breach when the canary fails again" second
+param() { kubectl -n drashift-system get configmap drashift-freeze-guarded -o jsonpath="$1"; }
+param_frozen() { [ "$(param '{.data.frozen}')" = true ] && [ "$(param '{.data.breachId}')" != "$breach" ]; }
+wait_for 90 "the freeze parameter to record a second breach when the canary fails again" param_frozen
+second=$(param '{.data.breachId}')
+wait_for 30 "claims to be denied again, before the status records the breach" denied
+expect_eq "$(plan_field guarded '{.status.breach.id}')" "$breach" "status.breach while its write is refused"
+expect_contains "$(cat "$TEST_DIR/operator.log")" "the test refuses a status that records a new breach" "the refused status write in the log"
+kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy test-refuse-breach >/dev/null
+adopted() { [ "$(plan_field guarded '{.status.breach.id}')" = "$second" ]; }
+wait_for 90 "the status to record the parameter's breach once its write is accepted" adopted
+expect_contains "$(cat "$TEST_DIR/operator.log")" "breach recorded from the freeze parameter" "the adoption in the log"
 expect_eq "$(plan_field guarded '{.status.breach.acknowledged}{.status.breach.acknowledgedTime}')" "" "the new breach's acknowledgement"
 expect_eq "$(plan_field guarded '{.status.frozen}')" true "status.frozen after the second breach"
-wait_for 30 "claims to be denied again" denied
+expect_eq "$(plan_field guarded '{.status.phase}')" Frozen "phase after the second breach"
+out=$(claim) && fail "a claim was admitted after the second breach: $out"
 
 # ---- 5. a person deletes the frozen plan ----
 expect_eq "$(kubectl -n drashift-system get configmap drashift-freeze-guarded -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" \

@@ -16,29 +16,8 @@ start_fleet --pools a:3x4
 start_operator
 for n in team-canary team-other; do create_namespace $n; done
 
-kubectl apply -f - >/dev/null <<'EOF_POLICY'
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: test-refuse-tenancy}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [""]
-      apiVersions: [v1]
-      operations: [CREATE, UPDATE]
-      resources: [configmaps]
-  validations:
-  - expression: object.metadata.name != 'drashift-tenancy-held'
-    message: the test refuses the tenancy parameter
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: test-refuse-tenancy}
-spec:
-  policyName: test-refuse-tenancy
-  validationActions: [Deny]
-EOF_POLICY
+refuse_writes test-refuse-tenancy "" configmaps "[CREATE, UPDATE]" "object.metadata.name != 'drashift-tenancy-held'" \
+	"the test refuses the tenancy parameter"
 refused() { ! kubectl -n drashift-system create configmap drashift-tenancy-held --dry-run=server >/dev/null 2>&1; }
 wait_for 60 "the test's policy to refuse the parameter" refused
 
@@ -78,8 +57,7 @@ expect_contains "$(plan_field held '{.status.pools[0].message}')" \
 log "step 1: boundary refused, canary $canary held: $(cond message)"
 
 # ---- 2. the refusal goes: written, then the canary moves ----
-kubectl delete validatingadmissionpolicybinding test-refuse-tenancy >/dev/null
-kubectl delete validatingadmissionpolicy test-refuse-tenancy >/dev/null
+kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy test-refuse-tenancy >/dev/null
 written() { [ "$(cond reason)" = Written ]; }
 wait_for 60 "TenantBoundary to turn True once the parameter is written" written
 expect_eq "$(cond status)" True "TenantBoundary once written"

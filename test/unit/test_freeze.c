@@ -33,6 +33,7 @@ static freeze_state_t breach_state(void)
 		.value = "2.4s",
 		.threshold = "2s",
 		.breach_id = "a100-east-1",
+		.time = "2026-12-05T02:00:00Z",
 		.plan_uid = "5b1c-plan-uid",
 		.device_classes = gpu_classes,
 		.n_classes = 2,
@@ -88,6 +89,7 @@ static void test_frozen_parameter_carries_everything_the_policy_reads(void **sta
 	assert_string_equal(str_at(cm, "data", "value", NULL), "2.4s");
 	assert_string_equal(str_at(cm, "data", "threshold", NULL), "2s");
 	assert_string_equal(str_at(cm, "data", "breachId", NULL), "a100-east-1");
+	assert_string_equal(str_at(cm, "data", "time", NULL), "2026-12-05T02:00:00Z");
 	assert_string_equal(str_at(cm, "data", "deviceClasses", NULL), "gpu.example.com,gpu-mig.example.com");
 	assert_string_equal(str_at(cm, "data", "namespaces", NULL), "team-a,team-b");
 	/* ConfigMap data holds strings only: nothing else may sneak in. */
@@ -97,7 +99,7 @@ static void test_frozen_parameter_carries_everything_the_policy_reads(void **sta
 		assert_true(cJSON_IsString(item));
 		n++;
 	}
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 10);
 	cJSON_Delete(cm);
 }
 
@@ -122,7 +124,7 @@ static void test_unfrozen_parameter_keeps_shape_and_description(void **state)
 	freeze_state_t bare = { .plan = "p", .frozen = false };
 	cm = parse_parameter(&bare);
 	const char *keys[] = { "frozen", "plan", "pool", "signal", "value", "threshold", "breachId",
-			       "deviceClasses", "namespaces" };
+			       "time", "deviceClasses", "namespaces" };
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		assert_non_null(str_at(cm, "data", keys[i], NULL));
 	assert_string_equal(str_at(cm, "data", "frozen", NULL), "false");
@@ -332,20 +334,45 @@ static void test_every_plan_name_gives_one_valid_parameter_name(void **state)
 	cJSON_Delete(cm);
 }
 
-/* The cached parameter: what the controller compares with the recorded breach. */
+/*
+ * The cached parameter: what the controller compares with the recorded
+ * breach, and records into the status when the status lacks it (the breach's
+ * fields and the owning plan's uid).
+ */
 static void test_cached_parameter_decodes_and_refuses_bad_types(void **state)
 {
 	(void)state;
 	char err[256];
 	freeze_parameter_t p;
+	freeze_state_t st = breach_state();
+	char *json = freeze_parameter_json(&st);
+	cJSON *written = cJSON_Parse(json);
+	free(json);
+	assert_int_equal(store_kind_freeze_parameters.decode(written, &p, err, sizeof(err)), 0);
+	assert_true(p.frozen);
+	assert_string_equal(p.plan, "gpu-migration");
+	assert_string_equal(p.breach_id, "a100-east-1");
+	assert_string_equal(p.pool, "a100-east");
+	assert_string_equal(p.signal, "claim allocation latency p95");
+	assert_string_equal(p.value, "2.4s");
+	assert_string_equal(p.threshold, "2s");
+	assert_string_equal(p.time, "2026-12-05T02:00:00Z");
+	assert_string_equal(p.owner_uid, "5b1c-plan-uid");
+	store_kind_freeze_parameters.release(&p);
+	cJSON_Delete(written);
+
+	/* Written before the parameter carried a time, or by hand: absent fields and owners are NULL. */
 	cJSON *ok = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"drashift-freeze-gpu\","
-				"\"namespace\":\"drashift-system\",\"resourceVersion\":\"7\"},\"data\":{\"frozen\":\"true\","
+				"\"namespace\":\"drashift-system\",\"resourceVersion\":\"7\",\"ownerReferences\":[{\"kind\":"
+				"\"Deployment\",\"uid\":\"d\"}]},\"data\":{\"frozen\":\"true\","
 				"\"plan\":\"gpu\",\"breachId\":\"a-failedSteps-1\"}}");
 	assert_int_equal(store_kind_freeze_parameters.decode(ok, &p, err, sizeof(err)), 0);
 	assert_true(p.frozen);
 	assert_string_equal(p.plan, "gpu");
 	assert_string_equal(p.breach_id, "a-failedSteps-1");
 	assert_string_equal(p.meta.namespace, "drashift-system");
+	assert_null(p.time);
+	assert_null(p.owner_uid);
 	store_kind_freeze_parameters.release(&p);
 	cJSON_Delete(ok);
 

@@ -48,6 +48,52 @@ static void test_freeze_and_acknowledgement(void **state)
 	}
 }
 
+/*
+ * The freeze parameter is written with a new breach before the status is:
+ * a frozen parameter of this plan whose breach the status lacks is recorded
+ * into the status (adopted), and the parameter never replaces a breach that
+ * still freezes the plan or lifts anything. Each row runs through
+ * plan_status_freeze first, as the controller does.
+ */
+static void test_parameter_breach_adopted_only_when_the_status_lacks_it(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *recorded, *acknowledged; /* status.breach.id, spec.acknowledgedBreach */
+		bool frozen;                         /* the parameter's data.frozen */
+		const char *param_id, *owner;        /* its breachId and owning plan's uid */
+		bool want;
+	} rows[] = {
+		{ NULL, NULL, true, "a-x-2", "uid-1", true },		 /* the status write never landed */
+		{ NULL, "a-x-2", true, "a-x-2", "uid-1", true },	 /* acknowledged from the denial first: still recorded */
+		{ "a-x-1", "a-x-1", true, "a-x-2", "uid-1", true },	 /* a second breach after an acknowledged one */
+		{ "a-x-2", NULL, true, "a-x-2", "uid-1", false },	 /* recorded already */
+		{ "a-x-2", "a-x-2", true, "a-x-2", "uid-1", false },	 /* acknowledged: the lift follows, no adoption */
+		{ "a-x-1", NULL, true, "a-x-2", "uid-1", false },	 /* the status's breach still freezes: it stands */
+		{ NULL, NULL, false, "a-x-2", "uid-1", false },		 /* lifted: nothing to record */
+		{ NULL, NULL, true, "", "uid-1", false },		 /* frozen without an id: nothing to acknowledge */
+		{ NULL, NULL, true, NULL, "uid-1", false },
+		{ NULL, NULL, true, "a-x-2", "uid-0", false },		 /* a deleted plan's by the same name */
+		{ NULL, NULL, true, "a-x-2", NULL, false },		 /* owned by no plan (made by hand) */
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		plan_t p = plan;
+		p.acknowledged_breach = (char *)rows[i].acknowledged;
+		plan_breach_t rec = { .id = rows[i].recorded };
+		plan_freeze_t f;
+		plan_status_freeze(&p, &rec, NOW, &f);
+		plan_parameter_t param = { .frozen = rows[i].frozen, .owner_uid = rows[i].owner,
+					   .breach = { .id = rows[i].param_id } };
+		if (plan_status_adopts_breach("uid-1", &f, &rec, &param) != rows[i].want)
+			fail_msg("row %zu: adopts %d, want %d", i, !rows[i].want, rows[i].want);
+	}
+	plan_breach_t none = { 0 };
+	plan_freeze_t f = { 0 };
+	assert_false(plan_status_adopts_breach("uid-1", &f, &none, NULL));
+	plan_parameter_t param = { .frozen = true, .owner_uid = "uid-1", .breach = { .id = "a-x-2" } };
+	assert_false(plan_status_adopts_breach(NULL, &f, &none, &param));
+}
+
 static void test_new_breach_only_when_not_frozen(void **state)
 {
 	(void)state;
@@ -417,6 +463,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_freeze_and_acknowledgement),
+		cmocka_unit_test(test_parameter_breach_adopted_only_when_the_status_lacks_it),
 		cmocka_unit_test(test_new_breach_only_when_not_frozen),
 		cmocka_unit_test(test_phase),
 		cmocka_unit_test(test_conditions_quiet_plan),

@@ -22,7 +22,14 @@
 //     (drashift.io/cordoned-by-drashift) is uncordoned, other than by the
 //     trial's person (faults.drashift.io/uncordoned-by=person in the same patch);
 //   - freeze-lifted: a plan's Frozen condition goes from True to False while
-//     spec.acknowledgedBreach does not name its recorded breach;
+//     spec.acknowledgedBreach does not name its recorded breach; or its freeze
+//     parameter (ConfigMap drashift-system/drashift-freeze-<plan>, what the
+//     admission policy reads) goes from frozen "true" to "false" while the
+//     plan's spec.acknowledgedBreach does not name the parameter's breachId.
+//     drashift lifts after it sees the acknowledgement, but the plan watch may
+//     deliver it after the ConfigMap watch delivers the lift, so a lift is
+//     judged once the plan watch has passed the lift's resourceVersion (or
+//     after a minute), like driver-gone below;
 //   - driver-gone: drashift turns a node's DRA driver label off while a pod
 //     bound to the node and not finished holds a ResourceClaim (it may hold a
 //     prepared device), or its device-plugin label off while such a pod
@@ -124,6 +131,18 @@ type observer struct {
 	// The relist after a failed pod watch: a pod's first state after it may
 	// have finished anywhere in the gap, so that end is not judged.
 	podGap gaps
+	// freeze-lifted by the parameter: the lifts waiting for the plan watch, a plan's
+	// spec.acknowledgedBreach, and what the plan watch has passed.
+	lifts   []paramLift
+	planAck func(plan string) string
+	plansRV func() uint64
+}
+
+// paramLift is a freeze parameter's frozen "true" -> "false", still to judge.
+type paramLift struct {
+	plan, breach string
+	rv           uint64
+	at           time.Time
 }
 
 // gaps follows a watch's gaps: after one, each object's first change spans it.
@@ -414,6 +433,37 @@ func (o *observer) plan(old, cur *unstructured.Unstructured) {
 	}
 }
 
+func (o *observer) parameter(old, cur *v1.ConfigMap) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	was, is := old.Data["frozen"] == "true", cur.Data["frozen"] == "true"
+	if was == is && old.Data["breachId"] == cur.Data["breachId"] {
+		return
+	}
+	o.record("freeze-parameter", cur.Name, map[string]any{"plan": cur.Data["plan"], "frozen": is, "breach": cur.Data["breachId"]})
+	if was && !is {
+		o.lifts = append(o.lifts, paramLift{plan: cur.Data["plan"], breach: old.Data["breachId"], rv: rvOf(cur.ResourceVersion), at: time.Now()})
+		o.judgeLifts(false)
+	}
+}
+
+// judgeLifts judges the freeze parameters' lifts the plan watch has caught up with (all of them when stopping).
+func (o *observer) judgeLifts(stopping bool) {
+	keep := o.lifts[:0]
+	for _, l := range o.lifts {
+		ack := o.planAck(l.plan)
+		if ack == l.breach && l.breach != "" {
+			continue
+		}
+		if !stopping && o.plansRV() < l.rv && time.Since(l.at) < time.Minute {
+			keep = append(keep, l)
+			continue
+		}
+		o.violation("freeze-lifted", l.plan, "freeze parameter frozen -> false; breach %q, acknowledgedBreach %q", l.breach, ack)
+	}
+	o.lifts = keep
+}
+
 // watchWithGaps is an informer of resource whose every list after the first, and every watch error,
 // calls gap: what the relist shows spans whatever the watch missed.
 func watchWithGaps(cs *kubernetes.Clientset, resource string, obj runtime.Object, gap func(how string)) cache.SharedIndexInformer {
@@ -540,16 +590,33 @@ func main() {
 	})
 	dinf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	plans := schema.GroupVersionResource{Group: "drashift.io", Version: "v1alpha1", Resource: "migrationplans"}
-	_, _ = dinf.ForResource(plans).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	planInf := dinf.ForResource(plans).Informer()
+	_, _ = planInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, obj any) { o.plan(old.(*unstructured.Unstructured), obj.(*unstructured.Unstructured)) },
+	})
+	o.plansRV = func() uint64 { return rvOf(planInf.LastSyncResourceVersion()) }
+	o.planAck = func(name string) string {
+		obj, ok, _ := planInf.GetStore().GetByKey(name)
+		if u, isU := obj.(*unstructured.Unstructured); ok && isU {
+			ack, _, _ := unstructured.NestedString(u.Object, "spec", "acknowledgedBreach")
+			return ack
+		}
+		return ""
+	}
+	pinf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace("drashift-system"),
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = "drashift.io/freeze-parameter=true" }))
+	_, _ = pinf.Core().V1().ConfigMaps().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj any) { o.parameter(old.(*v1.ConfigMap), obj.(*v1.ConfigMap)) },
 	})
 	inf.Start(stop)
 	dinf.Start(stop)
+	pinf.Start(stop)
 	go nodeInf.Run(stop)
 	go podInf.Run(stop)
 	cache.WaitForCacheSync(stop, nodeInf.HasSynced, podInf.HasSynced)
 	inf.WaitForCacheSync(stop)
 	dinf.WaitForCacheSync(stop)
+	pinf.WaitForCacheSync(stop)
 	fmt.Println("watching")
 
 	sig := make(chan os.Signal, 1)
@@ -562,6 +629,7 @@ func main() {
 		case <-tick.C:
 			o.mu.Lock()
 			o.judgeDriversOff(false)
+			o.judgeLifts(false)
 			o.mu.Unlock()
 		}
 	}
@@ -569,6 +637,7 @@ func main() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.judgeDriversOff(true)
+	o.judgeLifts(true)
 	fmt.Printf("violations %d\n", o.violations)
 	if o.violations > 0 {
 		f.Close()

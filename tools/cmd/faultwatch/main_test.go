@@ -163,6 +163,46 @@ func TestFreezeLifted(t *testing.T) {
 	}
 }
 
+func param(frozen, breach, rv string) *v1.ConfigMap {
+	return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "drashift-freeze-p", ResourceVersion: rv},
+		Data: map[string]string{"plan": "p", "frozen": frozen, "breachId": breach}}
+}
+
+// A freeze parameter lifted without the plan's acknowledgement of its breach is
+// a violation, judged once the plan watch has passed the lift (or at the end).
+func TestFreezeParameterLifted(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		ack        string
+		plansRV    uint64
+		violations int
+	}{
+		{"acknowledged", "b2", 100, 0},
+		{"acknowledged, the plan watch behind", "b2", 5, 0},
+		{"another breach acknowledged", "b1", 100, 1},
+		{"nothing acknowledged", "", 100, 1},
+	} {
+		o := newObserver()
+		o.planAck = func(string) string { return c.ack }
+		o.plansRV = func() uint64 { return c.plansRV }
+		o.parameter(param("true", "b2", "9"), param("true", "b2", "10"))  // nothing changed
+		o.parameter(param("false", "b1", "9"), param("true", "b2", "10")) // frozen: a new breach
+		o.parameter(param("true", "b2", "10"), param("false", "b2", "11"))
+		o.judgeLifts(true)
+		if o.violations != c.violations {
+			t.Errorf("%s: %d violations, want %d", c.name, o.violations, c.violations)
+		}
+	}
+	// The plan watch behind and no acknowledgement seen yet: judged later, not now.
+	o := newObserver()
+	o.planAck = func(string) string { return "" }
+	o.plansRV = func() uint64 { return 5 }
+	o.parameter(param("true", "b2", "10"), param("false", "b2", "11"))
+	if o.violations != 0 || len(o.lifts) != 1 {
+		t.Fatalf("judged before the plan watch caught up: %d violations, %d waiting", o.violations, len(o.lifts))
+	}
+}
+
 // After the node watch failed, a node's first change spans the gap (its end
 // points only): it is not judged as a step; the change after it is.
 func TestStepAcrossWatchGap(t *testing.T) {
