@@ -22,10 +22,12 @@
 //     acknowledge the breach (spec.acknowledgedBreach) and wait until a probe
 //     is admitted again.
 //
-// Its watches also note when status.breach appeared on the plan and when the
-// freeze parameter (the ConfigMap drashift-system/drashift-freeze-<plan>)
-// turned frozen=true, which splits t1-t0 into drashift's part and the API
-// server's. All times are this process's monotonic clock.
+// Its watches also note when the freeze parameter (the ConfigMap
+// drashift-system/drashift-freeze-<plan>) turned frozen=true and when
+// status.breach appeared on the plan: drashift writes both in the reconcile
+// that decides the breach, the parameter first, so the parameter's column
+// splits t1-t0 into drashift's part and the admission chain's. All times are
+// this process's monotonic clock.
 //
 // Like every benchmark it prints numbers and judges none: it exits non-zero
 // only when something it measures malfunctions (a stage times out, the breach
