@@ -677,12 +677,17 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 		if (mem->state.step == HANDOVER_FAILED)
 			failed++;
 		if (mem->state.step == HANDOVER_DRA)
-			on_dra[n_dra++] = (slo_node_devices_t){ .expected = handover_expected_devices(&mem->state),
-								.published = run->ads[m].slice_devices };
+			on_dra[n_dra++] = (slo_node_devices_t){
+				.expected = handover_expected_devices(&mem->state),
+				.published = run->ads[m].slice_devices,
+				.incomplete = run->ads[m].slices_present && !run->ads[m].slices_complete
+			};
 	}
-	int64_t drift = slo_capacity_drift(on_dra, n_dra);
+	uint32_t unknown;
+	int64_t drift = slo_capacity_drift(on_dra, n_dra, &unknown);
 	free(on_dra);
 	slo_input_t in = { .slo = &plan->slo, .samples = samples, .n_samples = n_samples, .capacity_drift = drift,
+			   .drift_unknown = unknown,
 			   .fights = fights, .failed_steps = failed, .failing_nodes = run->failing_nodes,
 			   .capacity = pc_observe_capacity(pc, plan, run, pool, now), .now_ms = now };
 	slo_judge(&in, run->signals);

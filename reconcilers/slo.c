@@ -237,7 +237,12 @@ void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS])
 		slo_verdict_sampled(r, slo->min_samples);
 
 	double drift = in->capacity_drift < 0 ? -(double)in->capacity_drift : (double)in->capacity_drift;
-	slo_count(&out[SLO_CAPACITY_DRIFT], SLO_CAPACITY_DRIFT, drift, (double)slo->max_capacity_drift);
+	r = &out[SLO_CAPACITY_DRIFT];
+	slo_count(r, SLO_CAPACITY_DRIFT, drift, (double)slo->max_capacity_drift);
+	if (r->verdict == SLO_PASS && in->drift_unknown > 0) {
+		r->verdict = SLO_INCONCLUSIVE;
+		r->detail = "a DRA node's ResourceSlices are incomplete: its driver is rewriting them";
+	}
 	slo_count(&out[SLO_OWNERSHIP_FIGHTS], SLO_OWNERSHIP_FIGHTS, (double)in->fights, 0);
 	slo_count(&out[SLO_FAILED_STEPS], SLO_FAILED_STEPS, (double)in->failed_steps, 0);
 }
@@ -264,12 +269,17 @@ slo_verdict_t slo_gate(const slo_result_t *results, size_t n, const slo_result_t
 	return all_pass ? SLO_PASS : SLO_INCONCLUSIVE;
 }
 
-int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n)
+int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n, uint32_t *unknown)
 {
 	int64_t drift = 0;
+	*unknown = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (nodes[i].expected < 0)
 			continue;
+		if (nodes[i].incomplete) {
+			(*unknown)++;
+			continue;
+		}
 		int64_t d = nodes[i].published - nodes[i].expected;
 		drift += d < 0 ? -d : d;
 	}

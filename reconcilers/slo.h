@@ -31,7 +31,9 @@
  *                            claims they leave stuck
  *   capacityDrift            over the pool's DRA nodes, |physical devices the driver
  *                            publishes - devices the plugin's units stood for|
- *                            (slo_capacity_drift, reconcilers/capacity.h)
+ *                            (slo_capacity_drift, reconcilers/capacity.h); a
+ *                            node whose driver is rewriting its slices (its
+ *                            pool incomplete) has no drift yet
  *   ownershipFights          label fights the controller saw
  *   failedSteps              node handover steps that failed
  *
@@ -44,8 +46,15 @@
  *     Breach however few the samples (more samples can only add errors), but
  *     a Pass needs min_samples allocated claims, otherwise Inconclusive;
  *   - capacityDrift, ownershipFights and failedSteps are counts judged
- *     always: never Inconclusive. The plan has no threshold for fights and
- *     failed steps: their threshold is 0, so one is a Breach;
+ *     always. The plan has no threshold for fights and failed steps: their
+ *     threshold is 0, so one is a Breach. capacityDrift is Inconclusive in
+ *     one case: it is within its threshold while a DRA node's driver is
+ *     rewriting its ResourceSlices (drift_unknown). A driver republishes a
+ *     pool slice by slice under a new generation, so a reader between two
+ *     writes sees part of the pool; the scheduler allocates nothing from an
+ *     incomplete pool, and neither does the judge count it. A driver that
+ *     never finishes holds the gate (its detail says why) and leaves claims
+ *     unallocated, which allocationFailurePercent judges;
  *   - Breach when value > threshold, otherwise Pass.
  *
  * Resolution: creation timestamps come from the API in whole seconds, and
@@ -180,6 +189,7 @@ typedef struct {
 	const slo_sample_t *samples; /* any order; those outside the window are skipped */
 	size_t n_samples;
 	int64_t capacity_drift;      /* the sign is ignored: too many devices is drift too */
+	uint32_t drift_unknown;      /* DRA nodes left out of capacity_drift: their pool is incomplete */
 	uint32_t fights;
 	uint32_t failed_steps;
 	/* The pool's nodes with a permanent or needsCleanup driver failure (driver_failure.h), each once. */
@@ -190,16 +200,23 @@ typedef struct {
 
 /*
  * One node on DRA: the physical devices its handover expected (-1: unknown,
- * the plugin advertised nothing) and the physical devices its driver
- * publishes now.
+ * the plugin advertised nothing), the physical devices its driver publishes
+ * now, and whether its driver is rewriting them: slices there, but fewer at
+ * the newest generation than the pool's resourceSliceCount (capacity.h).
+ * A node with no slices at all is not incomplete: it publishes 0.
  */
 typedef struct {
 	int64_t expected;
 	int64_t published;
+	bool incomplete;
 } slo_node_devices_t;
 
-/* The capacity drift of a pool: the sum of |published - expected| over nodes whose expectation is known. */
-int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n);
+/*
+ * The capacity drift of a pool: the sum of |published - expected| over nodes
+ * whose expectation is known and whose pool is complete; *unknown counts the
+ * nodes with a known expectation left out because their pool is incomplete.
+ */
+int64_t slo_capacity_drift(const slo_node_devices_t *nodes, size_t n, uint32_t *unknown);
 
 /* Judge every signal; out[i].id == i. */
 void slo_judge(const slo_input_t *in, slo_result_t out[SLO_SIGNALS]);
