@@ -80,7 +80,7 @@ func sameDevices(a, b []resourcev1.Device) bool {
 
 // syncSlices makes the node's slices for the driver match the driver's state.
 func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Effective, now time.Time) error {
-	objs, err := s.sliceIndex.ByIndex(nodeIndex, sn.name)
+	objs, err := s.slices.ByIndex(nodeIndex, sn.name)
 	if err != nil {
 		return err
 	}
@@ -155,16 +155,19 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 		if mine := have[name]; mine != nil {
 			upd := mine.DeepCopy()
 			upd.Spec = spec
-			if _, err := api.Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
+			got, err := api.Update(ctx, upd, metav1.UpdateOptions{})
+			if err != nil {
 				return fmt.Errorf("update slice %s: %w", name, err) // a conflict retries from fresh cache
 			}
+			s.slices.Mutation(got)
 			continue
 		}
 		sl := &resourcev1.ResourceSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{nodeOwner(node)}},
 			Spec:       spec,
 		}
-		if _, err := api.Create(ctx, sl, metav1.CreateOptions{}); err != nil {
+		got, err := api.Create(ctx, sl, metav1.CreateOptions{})
+		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				// The informer has not caught up; it will bring us back,
 				// and the slice gets this generation then.
@@ -172,6 +175,7 @@ func (s *Sim) syncSlices(ctx context.Context, sn *simNode, node *v1.Node, eff Ef
 			}
 			return fmt.Errorf("create slice %s: %w", name, err)
 		}
+		s.slices.Mutation(got)
 	}
 	log.Printf("node %s: %d slices published, %d devices, generation %d", sn.name, len(want), devices, maxGen+1)
 	s.metrics.slicePublishes.Add(1)

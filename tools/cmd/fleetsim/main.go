@@ -60,6 +60,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 )
 
@@ -278,8 +279,12 @@ type Sim struct {
 	podLister   corelisters.PodLister
 	podIndexer  cache.Indexer
 	claimLister resourcelisters.ResourceClaimLister
-	sliceLister resourcelisters.ResourceSliceLister
-	sliceIndex  cache.Indexer
+	// The driver's slices as the informer has them, with the driver's own
+	// writes seen at once, as the upstream resourceslice controller keeps
+	// them: a sync that ran before the informer showed the last write would
+	// otherwise find the pool split across two generations and write it all
+	// again, and keep readers seeing it incomplete.
+	slices cache.MutationCache
 
 	nodeQueue workqueue.TypedRateLimitingInterface[string]
 	podQueue  workqueue.TypedRateLimitingInterface[string]
@@ -449,8 +454,9 @@ func run(cfg *Config) error {
 	s.podLister = podInf.Lister()
 	s.podIndexer = podInf.Informer().GetIndexer()
 	s.claimLister = claimInf.Lister()
-	s.sliceLister = sliceInf.Lister()
-	s.sliceIndex = sliceInf.Informer().GetIndexer()
+	s.slices = cache.NewIntegerResourceVersionMutationCacheWithOptions(klog.Background(), sliceInf.Informer().GetStore(),
+		cache.MutationCacheOptions{Indexer: sliceInf.Informer().GetIndexer(), TTL: time.Minute, IncludeAdds: true,
+			MaxCacheSize: max(100, 4*len(s.nodes))})
 	if err := s.addHandlers(nodeInf.Informer(), podInf.Informer(), claimInf.Informer(), sliceInf.Informer()); err != nil {
 		return err
 	}
@@ -648,9 +654,17 @@ func (s *Sim) addHandlers(nodeInf, podInf, claimInf, sliceInf cache.SharedIndexI
 		}
 		s.markDirty()
 	}
-	onSlice := func(obj any) {
+	onSlice := func(obj any, deleted bool) {
 		sl, ok := unwrap(obj).(*resourcev1.ResourceSlice)
-		if !ok || sl.Spec.NodeName == nil || s.nodes[*sl.Spec.NodeName] == nil {
+		if !ok {
+			return
+		}
+		if deleted {
+			s.slices.OnDelete(sl)
+		} else {
+			s.slices.OnAddOrUpdate(sl)
+		}
+		if sl.Spec.NodeName == nil || s.nodes[*sl.Spec.NodeName] == nil {
 			return
 		}
 		// Someone else changed or deleted our slice: the driver puts it back.
@@ -659,14 +673,19 @@ func (s *Sim) addHandlers(nodeInf, podInf, claimInf, sliceInf cache.SharedIndexI
 	}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
-		f   func(any)
-	}{{nodeInf, onNode}, {podInf, onPod}, {claimInf, onClaim}, {sliceInf, onSlice}}
+		f   func(obj any, deleted bool)
+	}{
+		{nodeInf, func(obj any, _ bool) { onNode(obj) }},
+		{podInf, func(obj any, _ bool) { onPod(obj) }},
+		{claimInf, func(obj any, _ bool) { onClaim(obj) }},
+		{sliceInf, onSlice},
+	}
 	for _, h := range handlers {
 		f := h.f
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    f,
-			UpdateFunc: func(_, obj any) { f(obj) },
-			DeleteFunc: f,
+			AddFunc:    func(obj any) { f(obj, false) },
+			UpdateFunc: func(_, obj any) { f(obj, false) },
+			DeleteFunc: func(obj any) { f(obj, true) },
 		}); err != nil {
 			return err
 		}
