@@ -7,8 +7,9 @@
  * slo_judge and slo_gate must keep the promises of slo.h: one result per
  * signal in order, a latency or percentage never passes on fewer than
  * min_samples samples, a threshold of 0 leaves a latency not judged, counts
- * are always judged (drift waits while a driver rewrites its slices), and the gate passes only when every judged signal
- * passed. slo_percentile must return one of its values.
+ * are always judged (drift waits while a driver rewrites its slices), and
+ * the gate passes only when every judged signal passed. slo_percentile must
+ * return one of its values.
  */
 #include <math.h>
 #include <stdint.h>

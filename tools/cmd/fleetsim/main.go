@@ -454,6 +454,8 @@ func run(cfg *Config) error {
 	s.podLister = podInf.Lister()
 	s.podIndexer = podInf.Informer().GetIndexer()
 	s.claimLister = claimInf.Lister()
+	// Room for a few slices per node; an entry pushed out only costs one
+	// rewrite the informer would have spared.
 	s.slices = cache.NewIntegerResourceVersionMutationCacheWithOptions(klog.Background(), sliceInf.Informer().GetStore(),
 		cache.MutationCacheOptions{Indexer: sliceInf.Informer().GetIndexer(), TTL: time.Minute, IncludeAdds: true,
 			MaxCacheSize: max(100, 4*len(s.nodes))})
@@ -654,6 +656,8 @@ func (s *Sim) addHandlers(nodeInf, podInf, claimInf, sliceInf cache.SharedIndexI
 		}
 		s.markDirty()
 	}
+	// One handler for the slices, so the driver's view learns of a change
+	// before the node's sync that the change queues can read it.
 	onSlice := func(obj any, deleted bool) {
 		sl, ok := unwrap(obj).(*resourcev1.ResourceSlice)
 		if !ok {
@@ -671,21 +675,23 @@ func (s *Sim) addHandlers(nodeInf, podInf, claimInf, sliceInf cache.SharedIndexI
 		s.nodeQueue.Add(*sl.Spec.NodeName)
 		s.markDirty()
 	}
+	if _, err := sliceInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { onSlice(obj, false) },
+		UpdateFunc: func(_, obj any) { onSlice(obj, false) },
+		DeleteFunc: func(obj any) { onSlice(obj, true) },
+	}); err != nil {
+		return err
+	}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
-		f   func(obj any, deleted bool)
-	}{
-		{nodeInf, func(obj any, _ bool) { onNode(obj) }},
-		{podInf, func(obj any, _ bool) { onPod(obj) }},
-		{claimInf, func(obj any, _ bool) { onClaim(obj) }},
-		{sliceInf, onSlice},
-	}
+		f   func(any)
+	}{{nodeInf, onNode}, {podInf, onPod}, {claimInf, onClaim}}
 	for _, h := range handlers {
 		f := h.f
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { f(obj, false) },
-			UpdateFunc: func(_, obj any) { f(obj, false) },
-			DeleteFunc: func(obj any) { f(obj, true) },
+			AddFunc:    f,
+			UpdateFunc: func(_, obj any) { f(obj) },
+			DeleteFunc: f,
 		}); err != nil {
 			return err
 		}
