@@ -11,7 +11,15 @@
 //     another writer did, it is recorded, not a violation: drashift cannot
 //     stop it, and refuses the node until the labels are put back);
 //   - claim-deleted: a ResourceClaim is deleted while a pod it is reserved for
-//     is bound to a node and has not finished;
+//     is bound to a node and has not finished. The claim watch may deliver
+//     the deletion before the pod watch delivers the pod's end (trial 9014:
+//     after an API server restart the claims relisted 70 ms before the pods,
+//     and showed three claims kube-controller-manager had deleted once their
+//     pods succeeded), so a deletion is judged by the pod watch's record of
+//     each pod (bound, finished), once it has passed the deletion's
+//     resourceVersion, as driver-gone below. A deletion a relist found
+//     happened somewhere after the claim's last state the watch showed: a
+//     pod that finished within that span is recorded as not judged;
 //   - evicted: a pod is evicted through the Eviction API and --allow-evict is off;
 //   - step-skipped: a node's drashift.io/step moves forward past a step of its
 //     direction (legacy, draining, plugin-off, driver-on, verified, dra and the
@@ -118,7 +126,6 @@ type observer struct {
 	manager           string // drashift's field manager
 	allowEvict        bool
 	violations        int
-	pods              cache.Store
 	seenEvicted       map[string]bool
 	// The relist after a failed node watch shows each node's end points
 	// only, so a node's next change is not judged as a step.
@@ -128,6 +135,9 @@ type observer struct {
 	uses     map[string]*podUse
 	pending  []driverOff
 	podsRV   func() uint64
+	// claim-deleted: the deletions waiting for the pod watch, and what the claim watch has passed.
+	claims   []claimGone
+	claimsRV func() uint64
 	// The relist after a failed pod watch: a pod's first state after it may
 	// have finished anywhere in the gap, so that end is not judged.
 	podGap gaps
@@ -136,6 +146,17 @@ type observer struct {
 	lifts   []paramLift
 	planAck func(plan string) string
 	plansRV func() uint64
+}
+
+// claimGone is a claim deletion still to judge: the pods it was reserved for and
+// the resourceVersions between which it was deleted (seen, the last state the
+// claim watch showed; rv, the deletion's, or for a deletion a relist found, the
+// claim watch's resourceVersion a second after it: 0 until then).
+type claimGone struct {
+	name     string
+	pods     []resourcev1.ResourceClaimConsumerReference
+	seen, rv uint64
+	at       time.Time
 }
 
 // paramLift is a freeze parameter's frozen "true" -> "false", still to judge.
@@ -283,28 +304,69 @@ func labelWriter(n *v1.Node, key string) string {
 	return ""
 }
 
-func (o *observer) claimDeleted(c *resourcev1.ResourceClaim) {
+// claimDeleted queues a claim's deletion for judgeClaims (relisted: a relist found it gone).
+func (o *observer) claimDeleted(c *resourcev1.ResourceClaim, relisted bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var users []string
+	g := claimGone{name: c.Namespace + "/" + c.Name, seen: rvOf(c.ResourceVersion), at: time.Now()}
 	for _, r := range c.Status.ReservedFor {
-		if r.Resource != "pods" {
+		if r.Resource == "pods" {
+			g.pods = append(g.pods, r)
+		}
+	}
+	if len(g.pods) == 0 {
+		o.record("claim-deleted", g.name, map[string]any{"reservedFor": len(c.Status.ReservedFor), "runningUsers": nil})
+		return
+	}
+	if !relisted {
+		g.rv = g.seen // a watch's deletion event carries the deletion's resourceVersion
+	}
+	o.claims = append(o.claims, g)
+}
+
+// judgeClaims judges the claim deletions the pod watch has passed, or that waited a minute for it
+// (stopping: records the others as not judged). A user is a pod the pod watch saw bound before the
+// deletion and not finished by then. The scheduler may reserve a claim for a pod it then cannot
+// bind (trial 3003: the API server was restarting) and delete the extended-resource claim it made:
+// that pod runs nowhere, and the pod watch never saw it bound.
+func (o *observer) judgeClaims(stopping bool) {
+	podsRV := o.podsPassed()
+	keep := o.claims[:0]
+	for _, g := range o.claims {
+		if g.rv == 0 && time.Since(g.at) >= time.Second && o.claimsRV != nil {
+			g.rv = max(o.claimsRV(), g.seen)
+		}
+		if (g.rv == 0 || podsRV < g.rv) && time.Since(g.at) < time.Minute {
+			if stopping {
+				o.record("claim-deleted", g.name, map[string]any{"reservedFor": len(g.pods),
+					"notJudged": "the observer stopped before the pod watch passed the deletion"})
+			} else {
+				keep = append(keep, g)
+			}
 			continue
 		}
-		// A user is a pod bound to a node that has not finished. A pod the scheduler reserved the
-		// claim for but could not bind (the binding failed, say, while the API server restarted)
-		// runs nowhere: the scheduler then deletes the extended-resource claim it made for it.
-		obj, ok, _ := o.pods.GetByKey(c.Namespace + "/" + r.Name)
-		if p, isPod := obj.(*v1.Pod); ok && isPod && p.UID == r.UID && p.DeletionTimestamp == nil &&
-			p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
-			users = append(users, r.Name)
+		if g.rv == 0 {
+			g.rv = g.seen
+		}
+		var users, unjudged []string
+		for _, r := range g.pods {
+			u := o.uses[string(r.UID)]
+			if u == nil || u.bound >= g.rv || (u.finished != 0 && u.finished <= g.seen) {
+				continue
+			}
+			if u.endUnknown || (u.finished != 0 && u.finished <= g.rv) {
+				unjudged = append(unjudged, r.Name)
+			} else {
+				users = append(users, r.Name)
+			}
+		}
+		o.record("claim-deleted", g.name, map[string]any{"reservedFor": len(g.pods), "rv": g.rv,
+			"runningUsers": users, "notJudged": unjudged})
+		if len(users) > 0 {
+			o.violation("claim-deleted", g.name, "deleted while reserved for running pods %v", users)
 		}
 	}
-	name := c.Namespace + "/" + c.Name
-	o.record("claim-deleted", name, map[string]any{"reservedFor": len(c.Status.ReservedFor), "runningUsers": users})
-	if len(users) > 0 {
-		o.violation("claim-deleted", name, "deleted while reserved for running pods %v", users)
-	}
+	o.claims = keep
 }
 
 func (o *observer) pod(p *v1.Pod) {
@@ -369,13 +431,18 @@ func (o *observer) asksExtended(cs []v1.Container) bool {
 	return false
 }
 
+// podsPassed: the resourceVersion the pod watch has passed (0 before it runs).
+func (o *observer) podsPassed() uint64 {
+	if o.podsRV == nil {
+		return 0
+	}
+	return o.podsRV()
+}
+
 // judgeDriversOff judges the label changes the pod watch has passed, or that waited a minute for it
 // (stopping: records the others as not judged).
 func (o *observer) judgeDriversOff(stopping bool) {
-	podsRV := uint64(0)
-	if o.podsRV != nil {
-		podsRV = o.podsRV()
-	}
+	podsRV := o.podsPassed()
 	keep := o.pending[:0]
 	for _, d := range o.pending {
 		if podsRV < d.rv && time.Since(d.at) < time.Minute {
@@ -550,7 +617,6 @@ func main() {
 		o.podGap.opened()
 		o.record("watch-gap", "pods", map[string]any{"error": how})
 	})
-	o.pods = podInf.GetStore()
 	o.podsRV = func() uint64 { return rvOf(podInf.LastSyncResourceVersion()) }
 	_, _ = podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { o.pod(obj.(*v1.Pod)) },
@@ -578,13 +644,16 @@ func main() {
 			}
 		},
 	})
-	_, _ = inf.Resource().V1().ResourceClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	claimInf := inf.Resource().V1().ResourceClaims().Informer()
+	o.claimsRV = func() uint64 { return rvOf(claimInf.LastSyncResourceVersion()) }
+	_, _ = claimInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			t, relisted := obj.(cache.DeletedFinalStateUnknown)
+			if relisted {
 				obj = t.Obj
 			}
 			if c, ok := obj.(*resourcev1.ResourceClaim); ok {
-				o.claimDeleted(c)
+				o.claimDeleted(c, relisted)
 			}
 		},
 	})
@@ -629,6 +698,7 @@ func main() {
 		case <-tick.C:
 			o.mu.Lock()
 			o.judgeDriversOff(false)
+			o.judgeClaims(false)
 			o.judgeLifts(false)
 			o.mu.Unlock()
 		}
@@ -637,6 +707,7 @@ func main() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.judgeDriversOff(true)
+	o.judgeClaims(true)
 	o.judgeLifts(true)
 	fmt.Printf("violations %d\n", o.violations)
 	if o.violations > 0 {

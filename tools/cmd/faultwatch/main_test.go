@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -11,13 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 )
 
 func newObserver() *observer {
 	return &observer{log: json.NewEncoder(&bytes.Buffer{}), pluginKey: "p", draKey: "d", enabled: "true", manager: "drashift",
-		pods: cache.NewStore(cache.MetaNamespaceKeyFunc), seenEvicted: map[string]bool{},
-		uses: map[string]*podUse{}, extended: []v1.ResourceName{"example.com/gpu"}}
+		seenEvicted: map[string]bool{},
+		uses:        map[string]*podUse{}, extended: []v1.ResourceName{"example.com/gpu"}}
 }
 
 func node(plugin, dra, direction, step string, cordoned, ours bool) *v1.Node {
@@ -97,30 +97,88 @@ func TestTwoOwnersByWriter(t *testing.T) {
 	}
 }
 
-func TestClaimDeletedUnderRunningPod(t *testing.T) {
-	o := newObserver()
-	// The scheduler reserved the claim, then could not bind the pod (trial 3003: the API server was
-	// restarting) and deleted the extended-resource claim it had made: the pod runs nowhere.
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "u"}, Status: v1.PodStatus{Phase: v1.PodPending}}
-	_ = o.pods.Add(pod)
-	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
-		Status: resourcev1.ResourceClaimStatus{ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "job", UID: "u"}}}}
-	o.claimDeleted(claim)
+// podStep is one pod change the pod watch delivers.
+type podStep struct {
+	pod     *v1.Pod
+	deleted bool
+	gap     bool // the pod watch relisted before this
+}
+
+// deliver hands the observer what the pod watch delivers.
+func deliver(o *observer, steps []podStep) {
+	for _, s := range steps {
+		if s.gap {
+			o.podGap.opened()
+		}
+		o.use(s.pod, s.deleted, false)
+	}
+}
+
+// judgedOnPass: judge finds nothing before the pod watch passes the change (at 20, or at 30 for a
+// relisted claim), then, once it has passed, leaves nothing pending and reports want violations.
+func judgedOnPass(t *testing.T, name string, o *observer, podsRV *uint64, judge func(bool), pending func() int, want int) {
+	t.Helper()
+	judge(false)
 	if o.violations != 0 {
-		t.Fatalf("claim deleted for a pod never bound: %d violations, want 0", o.violations)
+		t.Errorf("%s: judged before the pod watch passed the change", name)
 	}
-	pod.Spec.NodeName = "n"
-	pod.Status.Phase = v1.PodRunning
-	_ = o.pods.Update(pod)
-	o.claimDeleted(claim)
-	if o.violations != 1 {
-		t.Fatalf("claim deleted under a running pod: %d violations, want 1", o.violations)
+	*podsRV = 50
+	judge(false)
+	if o.violations != want || pending() != 0 {
+		t.Errorf("%s: %d violations (%d pending), want %d", name, o.violations, pending(), want)
 	}
-	pod.Status.Phase = v1.PodSucceeded
-	_ = o.pods.Update(pod)
-	o.claimDeleted(claim)
-	if o.violations != 1 {
-		t.Fatalf("claim deleted after its pod finished: %d violations, want still 1", o.violations)
+}
+
+// A claim deletion is judged by what the pod watch showed of each pod it was reserved for, once the
+// pod watch has passed the deletion: never by the order in which the two watches deliver.
+func TestClaimDeletedUnderRunningPod(t *testing.T) {
+	pod := func(rv string, phase v1.PodPhase, node string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "u", ResourceVersion: rv},
+			Spec:   v1.PodSpec{NodeName: node, ResourceClaims: []v1.PodResourceClaim{{Name: "gpu"}}},
+			Status: v1.PodStatus{Phase: phase}}
+	}
+	for _, c := range []struct {
+		name     string
+		relisted bool // a relist found the claim gone; the claim watch is at 30 by then
+		before   []podStep
+		after    []podStep // delivered by the pod watch after the claim's deletion
+		want     int
+	}{
+		// The scheduler reserved the claim, then could not bind the pod (trial 3003: the API server
+		// was restarting) and deleted the extended-resource claim it had made: the pod runs nowhere.
+		{"never bound", false, []podStep{{pod: pod("10", v1.PodPending, "")}}, nil, 0},
+		{"running", false, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, nil, 1},
+		{"running, ends later", false, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("25", v1.PodSucceeded, "n")}}, 1},
+		{"finished before", false, []podStep{{pod: pod("10", v1.PodRunning, "n")}, {pod: pod("15", v1.PodSucceeded, "n")}}, nil, 0},
+		// Trial 9014: the claim watch relisted first and showed the deletion while the pod watch
+		// still showed the pod running; the pod had succeeded at 15.
+		{"finished before, delivered after", false, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("15", v1.PodSucceeded, "n")}}, 0},
+		{"deleted before, delivered after", false, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("16", v1.PodRunning, "n"), deleted: true}}, 0},
+		{"end hidden by a pod watch gap", false, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("40", v1.PodSucceeded, "n"), gap: true}}, 0},
+		{"bound after", false, nil, []podStep{{pod: pod("25", v1.PodRunning, "n")}}, 0},
+		{"relisted, running", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, nil, 1},
+		{"relisted, finished before its last state", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("11", v1.PodSucceeded, "n")}}, 0},
+		{"relisted, finished within the span", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("25", v1.PodSucceeded, "n")}}, 0},
+		{"relisted, finished after the relist", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("35", v1.PodSucceeded, "n")}}, 1},
+	} {
+		o := newObserver()
+		podsRV := uint64(0)
+		o.podsRV = func() uint64 { return podsRV }
+		o.claimsRV = func() uint64 { return 30 }
+		deliver(o, c.before)
+		rv := "20"
+		if c.relisted {
+			rv = "12" // the claim's last state the watch showed
+		}
+		o.claimDeleted(&resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", ResourceVersion: rv},
+			Status: resourcev1.ResourceClaimStatus{ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "job", UID: "u"}}}},
+			c.relisted)
+		if c.relisted {
+			o.claims[0].at = o.claims[0].at.Add(-2 * time.Second) // the claim watch has had its second
+		}
+		o.judgeClaims(false)
+		deliver(o, c.after)
+		judgedOnPass(t, c.name, o, &podsRV, o.judgeClaims, func() int { return len(o.claims) }, c.want)
 	}
 }
 
@@ -247,48 +305,30 @@ func TestDriverGone(t *testing.T) {
 		}
 		return old, cur
 	}
-	type step struct {
-		pod     *v1.Pod
-		deleted bool
-		gap     bool // the pod watch relisted before this
-	}
 	for _, c := range []struct {
 		name   string
 		which  string
 		writer string
-		steps  []step
+		steps  []podStep
 		want   int
 	}{
-		{"finished before", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "15", true, v1.PodSucceeded)}}, 0},
-		{"finished after", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "25", true, v1.PodSucceeded)}}, 1},
-		{"still running", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}}, 1},
-		{"deleted after, running", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "26", true, v1.PodRunning), deleted: true}}, 1},
-		{"bound after", "dra", "", []step{{pod: pod("a", "30", true, v1.PodRunning)}}, 0},
-		{"the other driver's user", "dra", "", []step{{pod: pod("a", "10", false, v1.PodRunning)}}, 0},
-		{"plugin user", "plugin", "", []step{{pod: pod("a", "10", false, v1.PodRunning)}}, 1},
-		{"plugin off, DRA user", "plugin", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}}, 0},
-		{"end hidden by a gap", "dra", "", []step{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "25", true, v1.PodSucceeded), gap: true}}, 0},
-		{"turned off by another writer", "dra", "kubectl-label", []step{{pod: pod("a", "10", true, v1.PodRunning)}}, 0},
+		{"finished before", "dra", "", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "15", true, v1.PodSucceeded)}}, 0},
+		{"finished after", "dra", "", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "25", true, v1.PodSucceeded)}}, 1},
+		{"still running", "dra", "", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}}, 1},
+		{"deleted after, running", "dra", "", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "26", true, v1.PodRunning), deleted: true}}, 1},
+		{"bound after", "dra", "", []podStep{{pod: pod("a", "30", true, v1.PodRunning)}}, 0},
+		{"the other driver's user", "dra", "", []podStep{{pod: pod("a", "10", false, v1.PodRunning)}}, 0},
+		{"plugin user", "plugin", "", []podStep{{pod: pod("a", "10", false, v1.PodRunning)}}, 1},
+		{"plugin off, DRA user", "plugin", "", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}}, 0},
+		{"end hidden by a gap", "dra", "", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}, {pod: pod("a", "25", true, v1.PodSucceeded), gap: true}}, 0},
+		{"turned off by another writer", "dra", "kubectl-label", []podStep{{pod: pod("a", "10", true, v1.PodRunning)}}, 0},
 	} {
 		o := newObserver()
 		podsRV := uint64(0)
 		o.podsRV = func() uint64 { return podsRV }
 		old, cur := off(c.which, "20", c.writer)
 		o.node(old, cur)
-		for _, s := range c.steps {
-			if s.gap {
-				o.podGap.opened()
-			}
-			o.use(s.pod, s.deleted, false)
-		}
-		o.judgeDriversOff(false)
-		if o.violations != 0 {
-			t.Errorf("%s: judged before the pod watch passed the change", c.name)
-		}
-		podsRV = 40
-		o.judgeDriversOff(false)
-		if o.violations != c.want || len(o.pending) != 0 {
-			t.Errorf("%s: %d violations (%d pending), want %d", c.name, o.violations, len(o.pending), c.want)
-		}
+		deliver(o, c.steps)
+		judgedOnPass(t, c.name, o, &podsRV, o.judgeDriversOff, func() int { return len(o.pending) }, c.want)
 	}
 }
