@@ -104,11 +104,15 @@ mig_pods_done() { [ "$(kubectl -n team-mig get pods -o jsonpath='{range .items[*
 draining=0
 while ! mig_pods_done; do
 	for n in mig-0 mig-1; do
+		# The node first, then the pod: a pod Running after the node was read ran when it was read
+		# (a finished pod never runs again). Read the other way round, a pod that finished between
+		# the two reads, and the plugin drashift then turned off, looked like a violation (CI,
+		# 2026-12-06: plugin-off came 24 s into the drain, as the 25 s pod ended).
+		plugin=$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}')
+		step=$(kubectl get node $n -o jsonpath='{.metadata.annotations.drashift\.io/step}')
 		phase=$(kubectl -n team-mig get pod mig-user-$n -o jsonpath='{.status.phase}')
 		[ "$phase" = Running ] || continue
-		plugin=$(kubectl get node $n -o jsonpath='{.metadata.labels.drashift\.io/device-plugin}')
 		[ "$plugin" = true ] || fail "$n: device-plugin label is '$plugin' while pod mig-user-$n uses example.com/mig-1g.10gb there"
-		step=$(kubectl get node $n -o jsonpath='{.metadata.annotations.drashift\.io/step}')
 		[ "$step" != draining ] || draining=1
 	done
 	sleep 1
