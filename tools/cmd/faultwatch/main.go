@@ -351,14 +351,10 @@ func (o *observer) judgeClaims(stopping bool) {
 		var users, unjudged []string
 		for _, r := range g.pods {
 			u := o.uses[string(r.UID)]
-			if u == nil || u.bound >= g.rv || (u.finished != 0 && u.finished <= g.seen) {
+			if u == nil {
 				continue
 			}
-			if u.endUnknown || (u.finished != 0 && u.finished <= g.rv) {
-				unjudged = append(unjudged, r.Name)
-			} else {
-				users = append(users, r.Name)
-			}
+			u.tally(g.seen, g.rv, r.Name, &users, &unjudged)
 		}
 		o.record("claim-deleted", g.name, map[string]any{"reservedFor": len(g.pods), "rv": g.rv,
 			"runningUsers": users, "notJudged": unjudged})
@@ -417,6 +413,39 @@ func (o *observer) use(p *v1.Pod, gone, unknown bool) {
 	}
 }
 
+// A pod's use at a change, as the pod watch recorded it.
+type useVerdict int
+
+const (
+	useNo      useVerdict = iota
+	useYes                // bound before the change and not finished by it
+	useUnknown            // its end is not known closely enough to tell
+)
+
+// usedWithin: whether the pod was in use at a change the watch places somewhere after seen and at or
+// before rv (seen == rv: exactly there). It was not when it was bound only at rv or later, or had
+// finished by seen; it was when it had not finished by rv; a watch gap over its end, or an end
+// between seen and rv, leaves it unknown.
+func (u *podUse) usedWithin(seen, rv uint64) useVerdict {
+	switch {
+	case u.bound >= rv || (u.finished != 0 && u.finished <= seen):
+		return useNo
+	case u.endUnknown || (u.finished != 0 && u.finished <= rv):
+		return useUnknown
+	}
+	return useYes
+}
+
+// tally adds name to users or unjudged by usedWithin(seen, rv).
+func (u *podUse) tally(seen, rv uint64, name string, users, unjudged *[]string) {
+	switch u.usedWithin(seen, rv) {
+	case useYes:
+		*users = append(*users, name)
+	case useUnknown:
+		*unjudged = append(*unjudged, name)
+	}
+}
+
 // asksExtended: a container requests or limits one of the device plugin's extended resources.
 func (o *observer) asksExtended(cs []v1.Container) bool {
 	for _, c := range cs {
@@ -456,14 +485,10 @@ func (o *observer) judgeDriversOff(stopping bool) {
 		}
 		var users, unjudged []string
 		for _, u := range o.uses {
-			if u.node != d.node || (d.which == "dra" && !u.dra) || (d.which == "plugin" && !u.plugin) || u.bound >= d.rv {
+			if u.node != d.node || (d.which == "dra" && !u.dra) || (d.which == "plugin" && !u.plugin) {
 				continue
 			}
-			if u.endUnknown {
-				unjudged = append(unjudged, u.name)
-			} else if u.finished == 0 || u.finished > d.rv {
-				users = append(users, u.name)
-			}
+			u.tally(d.rv, d.rv, u.name, &users, &unjudged)
 		}
 		o.record("driver-off", d.node, map[string]any{"which": d.which, "rv": d.rv, "users": users, "notJudged": unjudged})
 		if len(users) > 0 {

@@ -16,8 +16,7 @@ import (
 
 func newObserver() *observer {
 	return &observer{log: json.NewEncoder(&bytes.Buffer{}), pluginKey: "p", draKey: "d", enabled: "true", manager: "drashift",
-		seenEvicted: map[string]bool{},
-		uses:        map[string]*podUse{}, extended: []v1.ResourceName{"example.com/gpu"}}
+		seenEvicted: map[string]bool{}, uses: map[string]*podUse{}, extended: []v1.ResourceName{"example.com/gpu"}}
 }
 
 func node(plugin, dra, direction, step string, cordoned, ours bool) *v1.Node {
