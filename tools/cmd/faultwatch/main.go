@@ -413,36 +413,17 @@ func (o *observer) use(p *v1.Pod, gone, unknown bool) {
 	}
 }
 
-// A pod's use at a change, as the pod watch recorded it.
-type useVerdict int
-
-const (
-	useNo      useVerdict = iota
-	useYes                // bound before the change and not finished by it
-	useUnknown            // its end is not known closely enough to tell
-)
-
-// usedWithin: whether the pod was in use at a change the watch places somewhere after seen and at or
-// before rv (seen == rv: exactly there). It was not when it was bound only at rv or later, or had
-// finished by seen; it was when it had not finished by rv; a watch gap over its end, or an end
-// between seen and rv, leaves it unknown.
-func (u *podUse) usedWithin(seen, rv uint64) useVerdict {
+// tally adds name to users when the pod was in use at a change the watch places somewhere after seen
+// and at or before rv (seen == rv: exactly there), and to unjudged when that cannot be told. It was
+// not in use when it was bound only at rv or later, or had finished by seen; it was when it had not
+// finished by rv; a watch gap over its end, or an end between seen and rv, leaves it unknown.
+func (u *podUse) tally(seen, rv uint64, name string, users, unjudged *[]string) {
 	switch {
 	case u.bound >= rv || (u.finished != 0 && u.finished <= seen):
-		return useNo
 	case u.endUnknown || (u.finished != 0 && u.finished <= rv):
-		return useUnknown
-	}
-	return useYes
-}
-
-// tally adds name to users or unjudged by usedWithin(seen, rv).
-func (u *podUse) tally(seen, rv uint64, name string, users, unjudged *[]string) {
-	switch u.usedWithin(seen, rv) {
-	case useYes:
-		*users = append(*users, name)
-	case useUnknown:
 		*unjudged = append(*unjudged, name)
+	default:
+		*users = append(*users, name)
 	}
 }
 
