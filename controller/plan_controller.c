@@ -102,6 +102,13 @@ struct plan_controller {
 	strmap_t expected_status;
 	uint64_t expected_since;
 	int in_flight;
+	int in_flight_status; /* of in_flight, the plan status writes */
+	/*
+	 * Plan -> {"uid", "breach"}: a breach judged while the plan's status
+	 * writes were in flight (pc_judge_ahead), written to the freeze parameter
+	 * and not yet to the status.
+	 */
+	strmap_t judged_ahead;
 	slo_tracker_t *slo;
 	/* Which pools select each node: members, conflicts, and the plans a node change concerns. */
 	pool_index_t pools;
@@ -257,6 +264,8 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 	pc_write_t *w = data;
 	plan_controller_t *pc = w->pc;
 	pc->in_flight--;
+	if (w->plan)
+		pc->in_flight_status--;
 	char took[24];
 	snprintf(took, sizeof(took), "%" PRIu64, uv_now(pc->loop) - w->sent);
 	log_debug("write answered", "what", w->what, "node", w->node ? w->node : "", "status",
@@ -549,6 +558,7 @@ static uint64_t pc_write_status(plan_controller_t *pc, const plan_object_t *po, 
 	pc->expected_since = now;
 	if (kube_merge_patch(pc->http, path, body, pc_on_write, w) == 0) {
 		pc->in_flight++;
+		pc->in_flight_status++;
 		uint64_t *at = xmalloc(sizeof(*at));
 		*at = now;
 		free(strmap_put(&pc->status_written, po->meta.name, at));
@@ -1558,6 +1568,7 @@ typedef struct {
 	bool preflight_recorded;      /* status.preflight records a pass for this generation */
 	preflight_result_t preflight; /* this round's checks (zeroed when recorded) */
 	bool window_open;        /* inside a maintenance window (or the plan has none) */
+	bool ahead;              /* judged ahead of status writes in flight: only a new breach may come of it */
 	int64_t window_edge_ms;  /* when that changes next; 0: never */
 	char window_edge_s[RFC3339_LEN];
 } pc_reconcile_t;
@@ -1687,6 +1698,10 @@ static void pc_adopt_breach(plan_controller_t *pc, pc_reconcile_t *r)
 	plan_parameter_t param = { .frozen = p->frozen, .owner_uid = p->owner_uid, .breach = { .id = p->breach_id } };
 	if (!plan_status_adopts_breach(r->po->meta.uid, &r->freeze, &r->recorded, &param))
 		return;
+	if (r->ahead) {
+		r->freeze.frozen = true; /* the reconcile that follows records it; nothing new is judged meanwhile */
+		return;
+	}
 	const char *fields[] = { "id", "pool", "signal", "value", "threshold" };
 	const char *values[] = { p->breach_id, p->pool, p->signal, p->value, p->threshold };
 	r->adopted = cJSON_CreateObject();
@@ -1706,11 +1721,41 @@ static void pc_adopt_breach(plan_controller_t *pc, pc_reconcile_t *r)
 			    r->recorded.pool, r->recorded.signal, r->recorded.value, r->recorded.threshold, r->recorded.id);
 }
 
+/*
+ * A breach judged ahead of the plan's status writes (pc_judge_ahead) is
+ * recorded by the first reconcile that follows them, as the freeze parameter
+ * already has it; forgotten once the status has it, or when the plan was made
+ * again or is frozen by another breach.
+ */
+static void pc_adopt_ahead(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const char *name = r->po->meta.name;
+	const cJSON *rec = strmap_get(&pc->judged_ahead, name);
+	if (rec == NULL || r->ahead)
+		return;
+	const cJSON *uid = cJSON_GetObjectItemCaseSensitive(rec, "uid");
+	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(rec, "breach");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(breach, "id");
+	bool same_plan = r->po->meta.uid && strcmp(uid->valuestring, r->po->meta.uid) == 0;
+	bool recorded = r->recorded.id && strcmp(r->recorded.id, id->valuestring) == 0;
+	if (!same_plan || recorded || r->freeze.frozen) {
+		cJSON_Delete(strmap_remove(&pc->judged_ahead, name));
+		return;
+	}
+	r->adopted = cJSON_Duplicate(breach, true);
+	r->breach = r->adopted;
+	pc_read_breach(r);
+	r->record_changed = true;
+	log_info("breach recorded in the status: judged while a status write was in flight, the freeze parameter "
+		 "went first", "plan", name, "breach", r->recorded.id);
+}
+
 /* Gather and judge: the recorded breach and its acknowledgement, then each pool's advertisements and signals. */
 static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 {
 	r->breach = cJSON_GetObjectItemCaseSensitive(r->po->status, "breach");
 	pc_read_breach(r);
+	pc_adopt_ahead(pc, r);
 	pc_adopt_breach(pc, r);
 	slo_result_t queries[PLAN_MAX_PROM_QUERIES];
 	size_t n_queries = 0;
@@ -1794,8 +1839,7 @@ static void pc_on_preflight(preflight_probe_t *probe, void *data)
 											  : st->backoff_ms * 2;
 		}
 		workqueue_add(pc->queue, c->plan, now);
-		if (pc->in_flight == 0)
-			plan_controller_schedule(pc);
+		plan_controller_schedule(pc);
 	}
 	preflight_probe_free(probe);
 	free(c->plan);
@@ -2654,8 +2698,21 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_switch_forget(&pc->tenancy, name);
 	pc_preflight_free(strmap_remove(&pc->preflight, name));
 	pc_capacity_forget(pc, name);
+	cJSON_Delete(strmap_remove(&pc->judged_ahead, name));
 	if (po && po->releases_nodes)
 		pc_release_deleting(pc, po, requeue_ms);
+}
+
+/* Start a reconcile of po at this moment (ahead: pc_judge_plan_ahead's), its pools' members gathered. */
+static void pc_gather(plan_controller_t *pc, const plan_object_t *po, bool ahead, pc_reconcile_t *r)
+{
+	*r = (pc_reconcile_t){ .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
+			       .handovers = cJSON_CreateArray(), .ahead = ahead };
+	r->ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
+					.name = po->meta.name, .uid = po->meta.uid };
+	pc_format_time(r->now, r->now_s, sizeof(r->now_s));
+	r->runs = xcalloc(r->plan->n_pools + 1, sizeof(*r->runs));
+	pc_gather_members(pc, r);
 }
 
 static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requeue_ms)
@@ -2682,13 +2739,9 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 		return;
 	}
 	prom_query_sync(pc->prom, name, &po->plan.slo.prometheus);
-	pc_reconcile_t r = { .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
-			     .handovers = cJSON_CreateArray(), .requeue_ms = *requeue_ms };
-	r.ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
-				       .name = po->meta.name, .uid = po->meta.uid };
-	pc_format_time(r.now, r.now_s, sizeof(r.now_s));
-	r.runs = xcalloc(r.plan->n_pools + 1, sizeof(*r.runs));
-	pc_gather_members(pc, &r);
+	pc_reconcile_t r;
+	pc_gather(pc, po, false, &r);
+	r.requeue_ms = *requeue_ms;
 	char *too_large = pc_canary_too_large(&r);
 	if (too_large) {
 		log_warn("plan is invalid; nothing is done for it", "plan", name, "error", too_large);
@@ -2735,6 +2788,63 @@ static void pc_reconcile(plan_controller_t *pc, const char *name, uint64_t *requ
 	pc_assert_tenancy(pc, &r);
 	*requeue_ms = r.requeue_ms;
 	pc_reconcile_free(&r);
+}
+
+/*
+ * Judge a plan for a new breach only (r.ahead), and freeze at once when one
+ * is found: the freeze parameter is written, the breach logged and its Event
+ * sent, and the reconcile that follows the writes in flight records it in the
+ * status (pc_adopt_ahead). Nothing else is decided here.
+ */
+static void pc_judge_plan_ahead(plan_controller_t *pc, const plan_object_t *po)
+{
+	pc_reconcile_t r;
+	pc_gather(pc, po, true, &r);
+	char *too_large = pc_canary_too_large(&r);
+	if (too_large == NULL) {
+		pc_judge(pc, &r);
+		pc_decide_breach(pc, &r);
+	}
+	free(too_large);
+	if (r.new_breach.found) {
+		cJSON *st = cJSON_CreateObject();
+		pc_render_breach(st, &r);
+		cJSON *rec = cJSON_CreateObject();
+		cJSON_AddStringToObject(rec, "uid", po->meta.uid);
+		cJSON_AddItemToObject(rec, "breach", cJSON_DetachItemFromObjectCaseSensitive(st, "breach"));
+		cJSON_Delete(st);
+		pc_assert_parameter(pc, po, cJSON_GetObjectItemCaseSensitive(rec, "breach"), true);
+		cJSON_Delete(strmap_put(&pc->judged_ahead, po->meta.name, rec));
+	}
+	pc_reconcile_free(&r);
+}
+
+/*
+ * A breach does not wait for a counts write (plan_status_judges_ahead).
+ * While the writes in flight, or answered and not yet seen, are only plan
+ * statuses that change what was observed, the plans whose freeze goes through
+ * admission are judged for a new breach; no node write may be pending, as
+ * every judgment reads the nodes' records.
+ */
+static void pc_judge_ahead(plan_controller_t *pc)
+{
+	if (pc->dry_run || pc->in_flight > pc->in_flight_status || strmap_size(&pc->expected) > 0)
+		return;
+	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
+	size_t it = 0;
+	const void *v;
+	while (store_next(plans, &it, &v)) {
+		const plan_object_t *po = v;
+		if (!po->valid || po->meta.deleting || po->meta.uid == NULL ||
+		    !plan_freeze_by_admission(po->plan.slo.freeze_mode) ||
+		    strmap_get(&pc->judged_ahead, po->meta.name) != NULL ||
+		    !plan_status_judges_ahead(po->status, strmap_get(&pc->expected_status, po->meta.name)))
+			continue;
+		char *refused = api_versions_freeze_refusal(po->plan.slo.freeze_mode, &pc->apis, pc->kube_minor);
+		if (refused == NULL)
+			pc_judge_plan_ahead(pc, po);
+		free(refused);
+	}
 }
 
 /* ---- the queue -------------------------------------------------------------- */
@@ -2807,6 +2917,8 @@ static void pc_on_timer(uv_timer_t *t)
 	uint64_t now = uv_now(pc->loop);
 	if (!pc->apis_known || !cache_synced(pc->cache) || !pc_may_write(pc) || pc->in_flight > 0 ||
 	    !pc_expectations_met(pc)) {
+		if (pc->apis_known && cache_synced(pc->cache) && pc_may_write(pc))
+			pc_judge_ahead(pc);
 		if (pc->in_flight == 0)
 			uv_timer_start(&pc->timer, pc_on_timer, 200, 0);
 		return;
@@ -2834,9 +2946,10 @@ static void pc_on_timer(uv_timer_t *t)
 	plan_controller_schedule(pc);
 }
 
+/* Arm the timer for the next reconcile, or, while only status writes are in flight, for pc_judge_ahead. */
 static void plan_controller_schedule(plan_controller_t *pc)
 {
-	if (pc->closing || pc->in_flight > 0)
+	if (pc->closing || pc->in_flight > pc->in_flight_status)
 		return;
 	uint64_t due = workqueue_next_due(pc->queue, uv_now(pc->loop));
 	if (due == UINT64_MAX)
@@ -2853,6 +2966,7 @@ void plan_controller_stopped_leading(plan_controller_t *pc)
 {
 	if (pc->history)
 		plan_history_forget(pc->history, NULL);
+	strmap_clear(&pc->judged_ahead, pc_status_expectation_free); /* the next leader adopts them from the parameter */
 	prom_query_close(pc->prom); /* only the leader asks Prometheus; reconciles start it again */
 }
 
@@ -2870,8 +2984,7 @@ static void pc_poke_after(plan_controller_t *pc, uint64_t delay_ms)
 	const store_t *plans = reflector_store(r);
 	while (store_next(plans, &it, &v))
 		workqueue_add_after(pc->queue, ((const plan_object_t *)v)->meta.name, delay_ms, now);
-	if (pc->in_flight == 0)
-		plan_controller_schedule(pc);
+	plan_controller_schedule(pc);
 }
 
 void plan_controller_poke(plan_controller_t *pc)
@@ -2927,8 +3040,7 @@ static void pc_on_prom_answers(void *data, const char *plan)
 	if (pc->closing)
 		return;
 	workqueue_add(pc->queue, plan, uv_now(pc->loop));
-	if (pc->in_flight == 0)
-		plan_controller_schedule(pc);
+	plan_controller_schedule(pc);
 }
 
 plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache_t *cache, events_recorder_t *events,
@@ -3001,8 +3113,7 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		pc_queue_selecting(pc, name, queued);
 		pc_queue_owner(pc, name, queued);
 		pc_orphans_soon(pc);
-		if (pc->in_flight == 0)
-			plan_controller_schedule(pc);
+		plan_controller_schedule(pc);
 		return;
 	}
 	if (kind == CACHE_PLANS) {
@@ -3059,6 +3170,7 @@ static void plan_controller_free(uv_handle_t *h)
 	prom_query_free(pc->prom);
 	strmap_clear(&pc->expected, free);
 	strmap_clear(&pc->expected_status, pc_status_expectation_free);
+	strmap_clear(&pc->judged_ahead, pc_status_expectation_free);
 	node_owners_free(&pc->owners);
 	strmap_clear(&pc->finalizer_sent, free);
 	strmap_clear(&pc->orphans_reported, NULL);

@@ -392,3 +392,8 @@ bool plan_status_observed_only(const cJSON *old, const cJSON *new)
 	       ps_elements_equal_except(old, new, "pools", pool) && ps_elements_equal_except(old, new, "signals", signal) &&
 	       ps_elements_equal_except(old, new, "conditions", condition);
 }
+
+bool plan_status_judges_ahead(const cJSON *cached, const cJSON *writing)
+{
+	return writing == NULL || plan_status_observed_only(cached, writing);
+}

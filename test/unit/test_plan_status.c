@@ -453,10 +453,49 @@ static void test_observed_only(void **state)
 		assert_non_null(new);
 		if (plan_status_observed_only(old, new) != rows[i].observed_only)
 			fail_msg("row %zu (%s -> %s): want %d", i, rows[i].from, rows[i].to, rows[i].observed_only);
+		/* A breach is judged ahead of such a write in flight, and only of such a write. */
+		if (plan_status_judges_ahead(old, new) != rows[i].observed_only)
+			fail_msg("row %zu (%s -> %s): judged ahead of it: want %d", i, rows[i].from, rows[i].to,
+				 rows[i].observed_only);
 		cJSON_Delete(new);
 	}
 	assert_false(plan_status_observed_only(NULL, old));
+	assert_true(plan_status_judges_ahead(old, NULL));
 	cJSON_Delete(old);
+}
+
+/* A write in flight that acknowledges, lifts or records a breach holds the next breach until it is seen. */
+static void test_judges_ahead_only_of_observations(void **state)
+{
+	(void)state;
+	const char *frozen = "{\"phase\":\"Frozen\",\"breach\":{\"id\":\"a-capacityDrift-1\",\"pool\":\"a\"},"
+			     "\"pools\":[{\"name\":\"a\",\"phase\":\"Canary\",\"nodes\":{\"dra\":1}}]}";
+	const struct {
+		const char *writing; /* NULL: no status write in flight */
+		bool ahead;
+	} rows[] = {
+		{ NULL, true },
+		{ "{\"phase\":\"Frozen\",\"breach\":{\"id\":\"a-capacityDrift-1\",\"pool\":\"a\"},"
+		  "\"pools\":[{\"name\":\"a\",\"phase\":\"Canary\",\"nodes\":{\"dra\":2}}]}",
+		  true },
+		{ "{\"phase\":\"Canary\",\"breach\":{\"id\":\"a-capacityDrift-1\",\"pool\":\"a\",\"acknowledged\":true},"
+		  "\"pools\":[{\"name\":\"a\",\"phase\":\"Canary\",\"nodes\":{\"dra\":1}}]}",
+		  false },
+		{ "{\"phase\":\"Frozen\",\"breach\":{\"id\":\"a-capacityDrift-2\",\"pool\":\"a\"},"
+		  "\"pools\":[{\"name\":\"a\",\"phase\":\"Canary\",\"nodes\":{\"dra\":1}}]}",
+		  false },
+		{ "{\"phase\":\"Frozen\",\"pools\":[{\"name\":\"a\",\"phase\":\"Canary\",\"nodes\":{\"dra\":1}}]}", false },
+	};
+	cJSON *cached = cJSON_Parse(frozen);
+	assert_non_null(cached);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cJSON *writing = rows[i].writing ? cJSON_Parse(rows[i].writing) : NULL;
+		assert_true(rows[i].writing == NULL || writing != NULL);
+		if (plan_status_judges_ahead(cached, writing) != rows[i].ahead)
+			fail_msg("row %zu: want %d", i, rows[i].ahead);
+		cJSON_Delete(writing);
+	}
+	cJSON_Delete(cached);
 }
 
 int main(void)
@@ -474,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_conditions_degraded),
 		cmocka_unit_test(test_gate_summary),
 		cmocka_unit_test(test_observed_only),
+		cmocka_unit_test(test_judges_ahead_only_of_observations),
 		cmocka_unit_test(test_activity_says_what_next_and_what_to_do),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
