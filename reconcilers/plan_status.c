@@ -395,5 +395,25 @@ bool plan_status_observed_only(const cJSON *old, const cJSON *new)
 
 bool plan_status_judges_ahead(const cJSON *cached, const cJSON *writing)
 {
-	return writing == NULL || plan_status_observed_only(cached, writing);
+	if (writing == NULL)
+		return true;
+	if (!cJSON_IsObject(cached) || !cJSON_IsObject(writing))
+		return false;
+	const cJSON *had = cJSON_GetObjectItemCaseSensitive(cached, "breach");
+	const cJSON *sets = cJSON_GetObjectItemCaseSensitive(writing, "breach");
+	if (had == NULL ? sets != NULL : sets == NULL || !cJSON_Compare(had, sets, true))
+		return false;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(cached, "pools");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(writing, "pools");
+	if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+		return false;
+	static const char *const read[] = { "name", "phase" };
+	for (const cJSON *x = a ? a->child : NULL, *y = b ? b->child : NULL; x && y; x = x->next, y = y->next)
+		for (size_t k = 0; k < sizeof(read) / sizeof(read[0]); k++) {
+			const cJSON *u = cJSON_GetObjectItemCaseSensitive(x, read[k]);
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(y, read[k]);
+			if (u == NULL ? v != NULL : v == NULL || !cJSON_Compare(u, v, true))
+				return false;
+		}
+	return true;
 }

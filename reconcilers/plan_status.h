@@ -155,12 +155,13 @@ bool plan_status_observed_only(const cJSON *old, const cJSON *new);
 /*
  * Whether a new breach may be judged, and the freeze parameter written, for a
  * plan whose own status write (writing: the status it sets; NULL when none is
- * in flight) is not in the cache yet (cached). Only when that write changes
- * nothing but what was observed: the counts write that a busy fleet sends
- * every second must not hold a freeze (on 2026-12-06, 7 of 60 breaches at
- * 1,000 busy nodes waited 34-163 ms for one). A write that records or
- * acknowledges a breach, or moves a pool, changes what the judgment reads:
- * the breach waits for it to be seen, as every decision does.
+ * in flight) is not in the cache yet (cached): when that write changes
+ * nothing the judgment reads from the status, which is the breach (recorded,
+ * acknowledged or lifted) and each pool's phase (a breach freezes only a
+ * moving pool). Counts, values, verdicts, conditions and a pool's record may
+ * differ: the status written once a second on a busy fleet must not hold a
+ * freeze (on 2026-12-06, 7 of 60 breaches at 1,000 busy nodes waited
+ * 34-163 ms for one).
  */
 bool plan_status_judges_ahead(const cJSON *cached, const cJSON *writing);
 

@@ -3,7 +3,7 @@
 # (tools/cmd/slowhook) holds every status write of the plan for 10 s, as an
 # API server under load holds them for a while; the canary bakes, and its
 # status, which counts the bake down, is written once a second: a write that
-# changes only what was observed.
+# changes no breach and no pool's phase.
 #   1. while such a write is held, the canary's driver publishes a device
 #      fewer (capacityDrift): claims for the plan's DeviceClass are denied
 #      before that write is answered, since drashift judges the breach and
