@@ -2822,14 +2822,15 @@ static void pc_judge_plan_ahead(plan_controller_t *pc, const plan_object_t *po)
 /*
  * A breach does not wait for a counts write (plan_status_judges_ahead).
  * While the writes in flight, or answered and not yet seen, are only plan
- * statuses that change what was observed, the plans whose freeze goes through
- * admission are judged for a new breach; no node write may be pending, as
- * every judgment reads the nodes' records.
+ * statuses that change no breach and no pool's phase, the plans whose freeze
+ * goes through admission are judged for a new breach; no node write may be
+ * pending, as every judgment reads the nodes' records. Returns whether it
+ * judged: the slice change that made the turn urgent is then decided.
  */
-static void pc_judge_ahead(plan_controller_t *pc)
+static bool pc_judge_ahead(plan_controller_t *pc)
 {
 	if (pc->dry_run || pc->in_flight > pc->in_flight_status || strmap_size(&pc->expected) > 0)
-		return;
+		return false;
 	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
 	size_t it = 0;
 	const void *v;
@@ -2845,6 +2846,7 @@ static void pc_judge_ahead(plan_controller_t *pc)
 			pc_judge_plan_ahead(pc, po);
 		free(refused);
 	}
+	return true;
 }
 
 /* ---- the queue -------------------------------------------------------------- */
@@ -2917,8 +2919,9 @@ static void pc_on_timer(uv_timer_t *t)
 	uint64_t now = uv_now(pc->loop);
 	if (!pc->apis_known || !cache_synced(pc->cache) || !pc_may_write(pc) || pc->in_flight > 0 ||
 	    !pc_expectations_met(pc)) {
-		if (pc->apis_known && cache_synced(pc->cache) && pc_may_write(pc))
-			pc_judge_ahead(pc);
+		/* Judged ahead, a slice change waits for the writes like any other: no 5 ms turns meanwhile. */
+		if (pc->apis_known && cache_synced(pc->cache) && pc_may_write(pc) && pc_judge_ahead(pc))
+			pc->urgent = false;
 		if (pc->in_flight == 0)
 			uv_timer_start(&pc->timer, pc_on_timer, 200, 0);
 		return;
