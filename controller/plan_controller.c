@@ -1731,7 +1731,7 @@ static void pc_adopt_ahead(plan_controller_t *pc, pc_reconcile_t *r)
 {
 	const char *name = r->po->meta.name;
 	const cJSON *rec = strmap_get(&pc->judged_ahead, name);
-	if (rec == NULL || r->ahead)
+	if (rec == NULL) /* pc_judge_ahead skips a plan that has one */
 		return;
 	const cJSON *uid = cJSON_GetObjectItemCaseSensitive(rec, "uid");
 	const cJSON *breach = cJSON_GetObjectItemCaseSensitive(rec, "breach");
@@ -2807,12 +2807,9 @@ static void pc_judge_plan_ahead(plan_controller_t *pc, const plan_object_t *po)
 	}
 	free(too_large);
 	if (r.new_breach.found) {
-		cJSON *st = cJSON_CreateObject();
-		pc_render_breach(st, &r);
 		cJSON *rec = cJSON_CreateObject();
 		cJSON_AddStringToObject(rec, "uid", po->meta.uid);
-		cJSON_AddItemToObject(rec, "breach", cJSON_DetachItemFromObjectCaseSensitive(st, "breach"));
-		cJSON_Delete(st);
+		pc_render_breach(rec, &r); /* rec.breach, as the status will record it */
 		pc_assert_parameter(pc, po, cJSON_GetObjectItemCaseSensitive(rec, "breach"), true);
 		cJSON_Delete(strmap_put(&pc->judged_ahead, po->meta.name, rec));
 	}
@@ -2917,10 +2914,10 @@ static void pc_on_timer(uv_timer_t *t)
 	if (pc->closing)
 		return;
 	uint64_t now = uv_now(pc->loop);
-	if (!pc->apis_known || !cache_synced(pc->cache) || !pc_may_write(pc) || pc->in_flight > 0 ||
-	    !pc_expectations_met(pc)) {
+	bool ready = pc->apis_known && cache_synced(pc->cache) && pc_may_write(pc);
+	if (!ready || pc->in_flight > 0 || !pc_expectations_met(pc)) {
 		/* Judged ahead, a slice change waits for the writes like any other: no 5 ms turns meanwhile. */
-		if (pc->apis_known && cache_synced(pc->cache) && pc_may_write(pc) && pc_judge_ahead(pc))
+		if (ready && pc_judge_ahead(pc))
 			pc->urgent = false;
 		if (pc->in_flight == 0)
 			uv_timer_start(&pc->timer, pc_on_timer, 200, 0);

@@ -346,13 +346,17 @@ void plan_conditions_free(plan_condition_t c[PLAN_CONDITIONS])
 	}
 }
 
+/* a and b are equal, or both absent. */
+static bool ps_same(const cJSON *a, const cJSON *b)
+{
+	return a == NULL || b == NULL ? a == b : cJSON_Compare(a, b, true);
+}
+
 /* a and b (objects, or both absent) are equal but for the members named in skip (NULL-terminated). */
 static bool ps_equal_except(const cJSON *a, const cJSON *b, const char *const *skip)
 {
-	if (a == NULL || b == NULL)
-		return a == b;
-	if (!cJSON_IsObject(a) || !cJSON_IsObject(b))
-		return cJSON_Compare(a, b, true);
+	if (a == NULL || b == NULL || !cJSON_IsObject(a) || !cJSON_IsObject(b))
+		return ps_same(a, b);
 	const cJSON *sides[2][2] = { { a, b }, { b, a } };
 	for (int s = 0; s < 2; s++) {
 		const cJSON *m;
@@ -399,9 +403,7 @@ bool plan_status_judges_ahead(const cJSON *cached, const cJSON *writing)
 		return true;
 	if (!cJSON_IsObject(cached) || !cJSON_IsObject(writing))
 		return false;
-	const cJSON *had = cJSON_GetObjectItemCaseSensitive(cached, "breach");
-	const cJSON *sets = cJSON_GetObjectItemCaseSensitive(writing, "breach");
-	if (had == NULL ? sets != NULL : sets == NULL || !cJSON_Compare(had, sets, true))
+	if (!ps_same(cJSON_GetObjectItemCaseSensitive(cached, "breach"), cJSON_GetObjectItemCaseSensitive(writing, "breach")))
 		return false;
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(cached, "pools");
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(writing, "pools");
@@ -409,11 +411,8 @@ bool plan_status_judges_ahead(const cJSON *cached, const cJSON *writing)
 		return false;
 	static const char *const read[] = { "name", "phase" };
 	for (const cJSON *x = a ? a->child : NULL, *y = b ? b->child : NULL; x && y; x = x->next, y = y->next)
-		for (size_t k = 0; k < sizeof(read) / sizeof(read[0]); k++) {
-			const cJSON *u = cJSON_GetObjectItemCaseSensitive(x, read[k]);
-			const cJSON *v = cJSON_GetObjectItemCaseSensitive(y, read[k]);
-			if (u == NULL ? v != NULL : v == NULL || !cJSON_Compare(u, v, true))
+		for (size_t k = 0; k < sizeof(read) / sizeof(read[0]); k++)
+			if (!ps_same(cJSON_GetObjectItemCaseSensitive(x, read[k]), cJSON_GetObjectItemCaseSensitive(y, read[k])))
 				return false;
-		}
 	return true;
 }

@@ -470,7 +470,7 @@ static void test_observed_only(void **state)
 }
 
 /* A write in flight that acknowledges, lifts or records a breach holds the next breach until it is seen. */
-static void test_judges_ahead_only_of_observations(void **state)
+static void test_judges_ahead_unless_the_breach_changes(void **state)
 {
 	(void)state;
 	const char *frozen = "{\"phase\":\"Frozen\",\"breach\":{\"id\":\"a-capacityDrift-1\",\"pool\":\"a\"},"
@@ -518,7 +518,7 @@ int main(void)
 		cmocka_unit_test(test_conditions_degraded),
 		cmocka_unit_test(test_gate_summary),
 		cmocka_unit_test(test_observed_only),
-		cmocka_unit_test(test_judges_ahead_only_of_observations),
+		cmocka_unit_test(test_judges_ahead_unless_the_breach_changes),
 		cmocka_unit_test(test_activity_says_what_next_and_what_to_do),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
