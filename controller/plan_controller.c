@@ -141,8 +141,8 @@ struct plan_controller {
 	strmap_t refusals;
 	/* Plan -> when its status was last written (uint64_t *, loop ms): plan_status_observed_only. */
 	strmap_t status_written;
-	/* Node -> pc_legacy_memo_t *: its legacy capacity as last read, for the node version and plan spec it was read at. */
-	strmap_t legacy_memo;
+	/* Node -> pc_node_rec_t *: what a reconcile read about it, until it or its pods, claims or slices change. */
+	strmap_t node_recs;
 	/* The wait after the last failed write (0: the last write succeeded); PLAN_WRITE_BACKOFF_*. */
 	uint64_t write_backoff_ms;
 	metrics_gauge_t *m_orphans;
@@ -604,13 +604,16 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 
 /* ---- one plan ------------------------------------------------------------- */
 
+typedef struct pc_node_rec pc_node_rec_t;
+
 typedef struct {
-	pool_member_t *members;
+	pool_member_t *members; /* sorted by node name */
+	pc_node_rec_t **recs;   /* per member: its record (pc_node_rec), valid for this reconcile */
 	size_t n;
 	pool_output_t out;
 	pool_record_t record;
 	const char **canary_names;
-	handover_ads_t *ads; /* per member: what its owners advertise, read once per reconcile */
+	handover_ads_t *ads; /* per member: what its owners advertise (its record's) */
 	capacity_view_t capacity; /* the pool's devices by state, in plugin units and DRA devices */
 	slo_result_t signals[SLO_MAX_RESULTS]; /* the built-in signals, then the plan's Prometheus queries */
 	size_t n_signals;
@@ -640,6 +643,144 @@ static int64_t pc_devices_held(const plan_controller_t *pc, const char *node, co
 	return n;
 }
 
+/* Physical devices of the driver on a node allocated to claims (a MIG placement counts its GPU once). */
+static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node)
+{
+	const projection_slice_t **slices;
+	size_t n = pc_node_slices(pc, plan, node, &slices);
+	char *node_driver = cache_node_driver_key(node, plan->driver);
+	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
+	free(node_driver);
+	strmap_t used = STRMAP_INIT;
+	size_t it = 0;
+	void *v;
+	while (held && strmap_next(held, &it, NULL, &v)) {
+		const projection_claim_t *claim = v;
+		for (size_t r = 0; claim->allocated && r < claim->n_results; r++) {
+			const projection_device_result_t *res = &claim->results[r];
+			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0 || res->pool == NULL || res->device == NULL)
+				continue;
+			const char *key = capacity_physical_key(slices, n, res->pool, res->device);
+			char *k = xasprintf("%s/%s", res->pool, key ? key : res->device);
+			strmap_put(&used, k, NULL);
+			free(k);
+		}
+	}
+	int64_t count = (int64_t)strmap_size(&used);
+	strmap_clear(&used, NULL);
+	free(slices);
+	return count;
+}
+
+/*
+ * What a reconcile reads about a member node from the caches: its handover
+ * record, what its owners advertise, and what its pods and claims hold. Kept
+ * until the node, a pod bound to it, a claim allocated on it or one of its
+ * slices changes (pc_node_changed forgets it), or the plan's spec or the
+ * node's pool does (kept with it: the plan's uid and generation, the pool's
+ * name). Reading all of it again for every member at every reconcile was
+ * most of a reconcile's time at 1,000 nodes (perf); a change now costs the
+ * reading of the nodes it touched. state points into the node's projection,
+ * which outlives the record: a change of the node forgets both. What takes a
+ * walk of the node's pods or claims is read when first asked for (known).
+ * One block with its strings, freed with free().
+ */
+enum { PC_REC_LEGACY = 1, PC_REC_DRA = 2 };
+
+struct pc_node_rec {
+	handover_state_t state;
+	handover_ads_t ads;
+	unsigned known; /* PC_REC_LEGACY, PC_REC_DRA: which of the values below are read */
+	/* PC_REC_LEGACY: capacity_legacy (advertised units, the devices they stand for), and the pool's legacy
+	 * units and the plan's extended resource that unfinished pods request */
+	int64_t legacy_units, legacy_devices, legacy_allocated, legacy_used;
+	/* PC_REC_DRA: the driver's devices that allocated claims hold, and the physical devices they are */
+	int64_t dra_held, dra_allocated;
+	int64_t generation;
+	char *plan_uid, *pool;
+};
+
+/* The member's record for po's pool, read again when missing or read for another plan, spec or pool. */
+static pc_node_rec_t *pc_node_rec(plan_controller_t *pc, const plan_object_t *po, const plan_pool_t *pool,
+				  const projection_node_t *node)
+{
+	const char *uid = po->meta.uid ? po->meta.uid : "";
+	pc_node_rec_t *rec = strmap_get(&pc->node_recs, node->meta.name);
+	if (rec != NULL && rec->generation == po->generation && strcmp(rec->plan_uid, uid) == 0 &&
+	    strcmp(rec->pool, pool->name) == 0)
+		return rec;
+	size_t n_uid = strlen(uid) + 1, n_pool = strlen(pool->name) + 1;
+	rec = xcalloc(1, sizeof(*rec) + n_uid + n_pool);
+	rec->generation = po->generation;
+	rec->plan_uid = memcpy((char *)(rec + 1), uid, n_uid);
+	rec->pool = memcpy(rec->plan_uid + n_uid, pool->name, n_pool);
+	handover_read(&po->plan, node, &rec->state);
+	pc_ads(pc, &po->plan, pool, node, &rec->ads);
+	free(strmap_put(&pc->node_recs, node->meta.name, rec));
+	return rec;
+}
+
+/* A change of kind touched these nodes: forget their records. */
+static void pc_node_changed(plan_controller_t *pc, cache_kind_t kind, const void *old, const void *new)
+{
+	const void *objs[] = { old, new };
+	for (size_t i = 0; i < 2; i++) {
+		const char *node = NULL;
+		if (objs[i] == NULL)
+			continue;
+		if (kind == CACHE_NODES)
+			node = ((const projection_node_t *)objs[i])->meta.name;
+		else if (kind == CACHE_PODS)
+			node = cache_pod_node(objs[i]);
+		else if (kind == CACHE_CLAIMS)
+			node = ((const projection_claim_t *)objs[i])->node_name;
+		else if (kind == CACHE_SLICES)
+			node = ((const projection_slice_t *)objs[i])->node_name;
+		if (node != NULL)
+			free(strmap_remove(&pc->node_recs, node));
+	}
+}
+
+/* The record's legacy values: its capacity from labels, and what its unfinished pods request. */
+static const pc_node_rec_t *pc_rec_legacy(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+					  const projection_node_t *node, pc_node_rec_t *rec)
+{
+	if (rec->known & PC_REC_LEGACY)
+		return rec;
+	capacity_legacy_t legacy;
+	capacity_legacy(plan, pool, node, &legacy);
+	rec->legacy_units = legacy.units;
+	rec->legacy_devices = legacy.devices;
+	capacity_legacy_free(&legacy);
+	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node->meta.name);
+	size_t it = 0;
+	void *v;
+	bool known;
+	while (pods && strmap_next(pods, &it, NULL, &v)) {
+		const projection_pod_t *pod = v;
+		int64_t count = 0;
+		if (pod->phase == PROJECTION_POD_SUCCEEDED || pod->phase == PROJECTION_POD_FAILED)
+			continue;
+		rec->legacy_allocated += capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &known);
+		if (projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count))
+			rec->legacy_used += count;
+	}
+	rec->known |= PC_REC_LEGACY;
+	return rec;
+}
+
+/* The record's DRA values: the driver's devices its allocated claims hold, and the physical devices they are. */
+static const pc_node_rec_t *pc_rec_dra(const plan_controller_t *pc, const plan_t *plan, const projection_node_t *node,
+				       pc_node_rec_t *rec)
+{
+	if (rec->known & PC_REC_DRA)
+		return rec;
+	rec->dra_held = pc_devices_held(pc, node->meta.name, plan->driver);
+	rec->dra_allocated = pc_dra_allocated(pc, plan, node->meta.name);
+	rec->known |= PC_REC_DRA;
+	return rec;
+}
+
 /*
  * The pool's capacity history for the latency judge: when its first node
  * reached DRA (the step time recorded on the nodes), and whether its DRA
@@ -662,7 +803,7 @@ static const slo_capacity_t *pc_observe_capacity(plan_controller_t *pc, const pl
 			continue;
 		if (mem->state.since_ms > 0 && (first == 0 || mem->state.since_ms < first))
 			first = mem->state.since_ms;
-		free_devices += run->ads[m].slice_devices - pc_devices_held(pc, mem->node->meta.name, plan->driver);
+		free_devices += run->ads[m].slice_devices - pc_rec_dra(pc, plan, mem->node, run->recs[m])->dra_held;
 	}
 	slo_capacity_observe(c, first, free_devices, now, now - (int64_t)plan->slo.window_ms);
 	return c;
@@ -715,101 +856,9 @@ static void pc_judge_pool(plan_controller_t *pc, const plan_t *plan, pc_pool_run
 		}
 }
 
-/* Plugin units held on a node: the pool's legacy resources requested by its pods that have not finished. */
-static int64_t pc_legacy_allocated(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
-				   const char *node)
-{
-	const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
-	size_t it = 0;
-	void *v;
-	int64_t units = 0;
-	bool known;
-	while (pods && strmap_next(pods, &it, NULL, &v)) {
-		const projection_pod_t *pod = v;
-		if (pod->phase != PROJECTION_POD_SUCCEEDED && pod->phase != PROJECTION_POD_FAILED)
-			units += capacity_legacy_sum(plan, pool, pod->requests, pod->n_requests, &known);
-	}
-	return units;
-}
-
-/* Physical devices of the driver on a node allocated to claims (a MIG placement counts its GPU once). */
-static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node)
-{
-	const projection_slice_t **slices;
-	size_t n = pc_node_slices(pc, plan, node, &slices);
-	char *node_driver = cache_node_driver_key(node, plan->driver);
-	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
-	free(node_driver);
-	strmap_t used = STRMAP_INIT;
-	size_t it = 0;
-	void *v;
-	while (held && strmap_next(held, &it, NULL, &v)) {
-		const projection_claim_t *claim = v;
-		for (size_t r = 0; claim->allocated && r < claim->n_results; r++) {
-			const projection_device_result_t *res = &claim->results[r];
-			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0 || res->pool == NULL || res->device == NULL)
-				continue;
-			const char *key = capacity_physical_key(slices, n, res->pool, res->device);
-			char *k = xasprintf("%s/%s", res->pool, key ? key : res->device);
-			strmap_put(&used, k, NULL);
-			free(k);
-		}
-	}
-	int64_t count = (int64_t)strmap_size(&used);
-	strmap_clear(&used, NULL);
-	free(slices);
-	return count;
-}
-
-/*
- * A node's legacy capacity (capacity_legacy: its advertised units and the
- * devices they stand for, read from labels) as last read, with what it was
- * read from: the node's resourceVersion and the plan's uid, generation and
- * pool. One block, freed with free(). Reading the labels of every node at
- * every reconcile was 6% of drashift's CPU at 1,000 nodes (perf).
- */
-typedef struct {
-	int64_t units, devices, generation;
-	char *node_rv, *plan_uid, *pool;
-} pc_legacy_memo_t;
-
-static bool pc_legacy_memo_is(const pc_legacy_memo_t *m, const projection_node_t *node, const plan_object_t *po,
-			      const plan_pool_t *pool)
-{
-	return m != NULL && m->generation == po->generation && strcmp(m->node_rv, node->meta.resource_version) == 0 &&
-	       strcmp(m->plan_uid, po->meta.uid) == 0 && strcmp(m->pool, pool->name) == 0;
-}
-
-static void pc_legacy_capacity(plan_controller_t *pc, const plan_object_t *po, const plan_pool_t *pool,
-			       const projection_node_t *node, int64_t *units, int64_t *devices)
-{
-	const pc_legacy_memo_t *m = strmap_get(&pc->legacy_memo, node->meta.name);
-	if (node->meta.resource_version == NULL || po->meta.uid == NULL || !pc_legacy_memo_is(m, node, po, pool)) {
-		capacity_legacy_t legacy;
-		capacity_legacy(&po->plan, pool, node, &legacy);
-		*units = legacy.units;
-		*devices = legacy.devices;
-		capacity_legacy_free(&legacy);
-		if (node->meta.resource_version == NULL || po->meta.uid == NULL)
-			return;
-		size_t rv = strlen(node->meta.resource_version) + 1, uid = strlen(po->meta.uid) + 1,
-		       name = strlen(pool->name) + 1;
-		pc_legacy_memo_t *n = xmalloc(sizeof(*n) + rv + uid + name);
-		*n = (pc_legacy_memo_t){ .units = *units, .devices = *devices, .generation = po->generation };
-		n->node_rv = memcpy((char *)(n + 1), node->meta.resource_version, rv);
-		n->plan_uid = memcpy(n->node_rv + rv, po->meta.uid, uid);
-		n->pool = memcpy(n->plan_uid + uid, pool->name, name);
-		free(strmap_put(&pc->legacy_memo, node->meta.name, n));
-		return;
-	}
-	*units = m->units;
-	*devices = m->devices;
-}
-
 /* The pool's capacity view: each member counted by its owner, in both units (reconcilers/capacity.h). */
-static void pc_capacity(plan_controller_t *pc, const plan_object_t *po, const plan_pool_t *pool, pc_pool_run_t *run)
+static void pc_capacity(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool, pc_pool_run_t *run)
 {
-	const plan_t *plan = &po->plan;
 	memset(&run->capacity, 0, sizeof(run->capacity));
 	for (size_t m = 0; m < run->n; m++) {
 		const pool_member_t *mem = &run->members[m];
@@ -828,18 +877,17 @@ static void pc_capacity(plan_controller_t *pc, const plan_object_t *po, const pl
 		}
 		if (cn.dra_owned) {
 			cn.total = ads->slice_devices;
-			cn.allocated = pc_dra_allocated(pc, plan, node->meta.name);
+			cn.allocated = pc_rec_dra(pc, plan, node, run->recs[m])->dra_allocated;
 		} else if (cn.in_handover || st->step == HANDOVER_FAILED) {
 			cn.total = st->legacy_devices > 0 ? st->legacy_devices : ads->allocatable;
 		} else {
-			int64_t units, devices;
-			pc_legacy_capacity(pc, po, pool, node, &units, &devices);
-			if (devices > 0) {
-				cn.units_per = units;
-				cn.devices_per = devices;
+			const pc_node_rec_t *rec = pc_rec_legacy(pc, plan, pool, node, run->recs[m]);
+			if (rec->legacy_devices > 0) {
+				cn.units_per = rec->legacy_units;
+				cn.devices_per = rec->legacy_devices;
 			}
 			cn.total = ads->allocatable;
-			cn.allocated = pc_legacy_allocated(pc, plan, pool, node->meta.name);
+			cn.allocated = rec->legacy_allocated;
 		}
 		capacity_view_add(&run->capacity, &cn);
 	}
@@ -1573,7 +1621,7 @@ typedef struct {
 	char window_edge_s[RFC3339_LEN];
 } pc_reconcile_t;
 
-/* Gather: each pool's members (nodes it selects that no other plan's pool selects) with their records. */
+/* Gather: each pool's members (nodes it selects that no other plan's pool selects), sorted, with their records. */
 static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 {
 	const char *name = r->po->meta.name;
@@ -1601,9 +1649,16 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 				free(msg);
 				continue;
 			}
-			pool_member_t *m = &run->members[run->n++];
-			m->node = node;
-			handover_read(r->plan, node, &m->state);
+			run->members[run->n++].node = node;
+		}
+		if (run->n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
+			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
+		run->recs = xcalloc(run->n + 1, sizeof(*run->recs));
+		run->ads = xcalloc(run->n + 1, sizeof(*run->ads));
+		for (size_t m = 0; m < run->n; m++) {
+			run->recs[m] = pc_node_rec(pc, r->po, &r->plan->pools[i], run->members[m].node);
+			run->members[m].state = run->recs[m]->state;
+			run->ads[m] = run->recs[m]->ads;
 		}
 	}
 }
@@ -1762,14 +1817,6 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	if (r->plan->slo.prometheus.n_queries > 0 && r->plan->slo.prometheus.n_queries <= PLAN_MAX_PROM_QUERIES)
 		n_queries = prom_query_judge(pc->prom, r->plan->name, &r->plan->slo.prometheus, r->freeze.judge_since_ms,
 					     r->now, queries);
-	for (size_t i = 0; i < r->plan->n_pools; i++) {
-		pc_pool_run_t *run = &r->runs[i];
-		if (run->n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
-			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
-		run->ads = xcalloc(run->n + 1, sizeof(handover_ads_t));
-		for (size_t m = 0; m < run->n; m++)
-			pc_ads(pc, r->plan, &r->plan->pools[i], run->members[m].node, &run->ads[m]);
-	}
 	pc_driver_failures(pc, r);
 	/* The tracker's samples of every pool, in one walk of its records. */
 	size_t n_pools = r->plan->n_pools;
@@ -1793,7 +1840,7 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		pc_pool_run_t *run = &r->runs[i];
 		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, samples[i], n_samples[i], queries,
 			      n_queries);
-		pc_capacity(pc, r->po, &r->plan->pools[i], run);
+		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 		free(samples[i]);
 		free(names[i]);
 	}
@@ -2534,35 +2581,17 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 /* ---- history ---------------------------------------------------------------- */
 
 /* The node owner's devices that serve nobody, added to devices[path] (reconcilers/history.h says which are idle). */
-static void pc_free_devices(const plan_controller_t *pc, const plan_t *plan, const pool_member_t *mem,
-			    const handover_ads_t *ads, int64_t devices[HISTORY_PATHS][2])
+static void pc_free_devices(const plan_controller_t *pc, const plan_t *plan, const plan_pool_t *pool,
+			    const pc_pool_run_t *run, size_t m, int64_t devices[HISTORY_PATHS][2])
 {
-	const char *node = mem->node->meta.name;
-	int64_t used = 0;
-	size_t it = 0;
-	void *v;
-	if (mem->state.step == HANDOVER_LEGACY) {
-		const strmap_t *pods = cache_index_get(&pc->cache->pods_by_node, node);
-		while (pods && strmap_next(pods, &it, NULL, &v)) {
-			const projection_pod_t *pod = v;
-			int64_t count = 0;
-			if (pod->phase != PROJECTION_POD_SUCCEEDED && pod->phase != PROJECTION_POD_FAILED &&
-			    projection_quantity_find(pod->requests, pod->n_requests, plan->extended_resource, &count))
-				used += count;
-		}
-		history_node_devices(ads->allocatable, used, &devices[HISTORY_PATH_LEGACY][0],
-				     &devices[HISTORY_PATH_LEGACY][1]);
-	} else if (mem->state.step == HANDOVER_DRA) {
-		char *node_driver = cache_node_driver_key(node, plan->driver);
-		const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
-		free(node_driver);
-		while (held && strmap_next(held, &it, NULL, &v)) {
-			const projection_claim_t *claim = v;
-			for (size_t k = 0; claim->allocated && k < claim->n_results; k++)
-				used += claim->results[k].driver && strcmp(claim->results[k].driver, plan->driver) == 0;
-		}
-		history_node_devices(ads->slice_devices, used, &devices[HISTORY_PATH_DRA][0], &devices[HISTORY_PATH_DRA][1]);
-	}
+	const pool_member_t *mem = &run->members[m];
+	const handover_ads_t *ads = &run->ads[m];
+	if (mem->state.step == HANDOVER_LEGACY)
+		history_node_devices(ads->allocatable, pc_rec_legacy(pc, plan, pool, mem->node, run->recs[m])->legacy_used,
+				     &devices[HISTORY_PATH_LEGACY][0], &devices[HISTORY_PATH_LEGACY][1]);
+	else if (mem->state.step == HANDOVER_DRA)
+		history_node_devices(ads->slice_devices, pc_rec_dra(pc, plan, mem->node, run->recs[m])->dra_held,
+				     &devices[HISTORY_PATH_DRA][0], &devices[HISTORY_PATH_DRA][1]);
 }
 
 /* Record what this reconcile saw in the plan's history: phases, steps, the breach, signals and free devices. */
@@ -2584,7 +2613,7 @@ static void pc_record_history(plan_controller_t *pc, const pc_reconcile_t *r)
 							 mem->state.since_ms, r->now, left, sizeof(left));
 			if (held >= 0 && pc->m_step_seconds)
 				metrics_histogram_observe(pc->m_step_seconds, (double)held / 1000, left, NULL);
-			pc_free_devices(pc, r->plan, mem, &run->ads[m], devices);
+			pc_free_devices(pc, r->plan, &r->plan->pools[i], run, m, devices);
 		}
 		bool at_rest = run->out.phase == POOL_LEGACY || run->out.phase == POOL_DRA;
 		plan_history_sample(h, name, pool, run->signals, run->gate, devices, at_rest, r->now);
@@ -2650,6 +2679,7 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 		pool_output_free(&r->runs[i].out);
 		free(r->runs[i].members);
 		free(r->runs[i].ads);
+		free(r->runs[i].recs);
 		free(r->runs[i].canary_names);
 		free(r->runs[i].gate_waiting);
 		for (size_t m = 0; r->runs[i].failures && m < r->runs[i].n; m++)
@@ -3014,7 +3044,6 @@ static void pc_on_orphan_timer(uv_timer_t *t)
 	 */
 	pc_forget_gone(&pc->refusals, cache_store(pc->cache, CACHE_NODES));
 	pc_forget_gone(&pc->status_written, cache_store(pc->cache, CACHE_PLANS));
-	pc_forget_gone(&pc->legacy_memo, cache_store(pc->cache, CACHE_NODES));
 }
 
 static void pc_on_orphans_soon(uv_timer_t *t)
@@ -3102,6 +3131,7 @@ void plan_controller_observe(plan_controller_t *pc, cache_kind_t kind, const voi
 		return;
 	int64_t now = pc_now_ms();
 	const store_t *plans = cache_store(pc->cache, CACHE_PLANS);
+	pc_node_changed(pc, kind, old, new);
 	if (kind == CACHE_NODES) {
 		/* Only the plans whose pools select the node, before or after the change, read it. */
 		const char *name = ((const projection_node_t *)(new ? new : old))->meta.name;
@@ -3176,7 +3206,7 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->orphans_reported, NULL);
 	strmap_clear(&pc->refusals, free);
 	strmap_clear(&pc->status_written, free);
-	strmap_clear(&pc->legacy_memo, free);
+	strmap_clear(&pc->node_recs, free);
 	strmap_clear(&pc->preflight, pc_preflight_free);
 	strmap_clear(&pc->capacity, pc_capacity_free);
 	free(pc);

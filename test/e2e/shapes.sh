@@ -101,8 +101,12 @@ EOF_PLAN
 
 # ---- 1. the MIG pods hold their nodes on the device plugin until they finish ----
 mig_pods_done() { [ "$(kubectl -n team-mig get pods -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c Succeeded)" = 2 ]; }
-draining=0
+mig_allocated() { plan_field shapes '{.status.pools[1].capacity.legacyUnits.allocated}'; }
+mig_allocated_is() { [ "$(mig_allocated)" = "$1" ]; }
+draining=0 counted=0
 while ! mig_pods_done; do
+	# The canary drains; the other MIG node stays on the plugin, its pod's unit counted as allocated.
+	[ "$(mig_allocated)" != 1 ] || counted=1
 	for n in mig-0 mig-1; do
 		# The node first, then the pod: a pod Running after the node was read ran when it was read
 		# (a finished pod never runs again). Read the other way round, a pod that finished between
@@ -118,6 +122,9 @@ while ! mig_pods_done; do
 	sleep 1
 done
 expect_eq "$draining" 1 "a MIG node seen draining while its pod ran"
+expect_eq "$counted" 1 "the MIG unit a running pod holds on the node the plugin keeps, counted as allocated"
+# The pods' end changes no node: the count follows the pods (controller/plan_controller.c, pc_node_changed).
+wait_for 30 "the finished pods' units counted idle again" mig_allocated_is 0
 log "step 1: the MIG pods kept their nodes on the device plugin until they finished"
 
 # ---- 2. the pools to DRA: the gates see claims on the canaries ----
@@ -176,6 +183,27 @@ promtool check metrics <"$TEST_DIR/metrics" || fail "promtool rejects /metrics: 
 grep -qxF 'drashift_pool_capacity{plan="shapes",pool="mig",state="idle",unit="draDevices"} 4' "$TEST_DIR/metrics" ||
 	fail "the capacity gauge: $(grep drashift_pool_capacity "$TEST_DIR/metrics")"
 log "step 3: capacity counted in physical devices"
+
+# ---- 3b. a claim alone changes the count: allocated and released with no pod or node changing ----
+# Written as the scheduler writes an allocation (status.allocation, pinned to ts-0 by its
+# nodeSelector); without reservedFor the claim controller leaves it allocated.
+slice=$(kubectl get resourceslices -o jsonpath='{range .items[?(@.spec.nodeName=="ts-0")]}{.spec.driver} {.spec.pool.name} {.spec.devices[0].name}{"\n"}{end}' |
+	awk '$1 == "gpu.example.com" && $3 != "" { print $2, $3; exit }')
+[ -n "$slice" ] || fail "no device in ts-0's slices of gpu.example.com"
+kubectl -n team-load create -f - >/dev/null <<'EOF_CLAIM'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: by-hand}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}
+EOF_CLAIM
+kubectl -n team-load patch resourceclaim by-hand --subresource=status --type=merge -p "{\"status\":{\"allocation\":{
+	\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\",\"pool\":\"${slice% *}\",\"device\":\"${slice#* }\"}]},
+	\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"ts-0\"]}]}]}}}}" >/dev/null
+ts_allocated_is() { [ "$(plan_field shapes '{.status.pools[0].capacity.draDevices.allocated}')" = "$1" ]; }
+wait_for 30 "the claim's device counted allocated in the time-sliced pool" ts_allocated_is 1
+kubectl -n team-load delete resourceclaim by-hand --wait=false >/dev/null
+wait_for 30 "the deleted claim's device counted idle again" ts_allocated_is 0
+log "step 3b: the count follows a claim that changed alone"
 
 # ---- 4. rollback: the plugin's units come back ----
 kubectl patch mp shapes --type=merge -p '{"spec":{"rollback":{"all":true}}}' >/dev/null
