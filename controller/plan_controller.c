@@ -1805,6 +1805,30 @@ static void pc_adopt_ahead(plan_controller_t *pc, pc_reconcile_t *r)
 		 "went first", "plan", name, "breach", r->recorded.id);
 }
 
+/*
+ * Which of the plan's pools a node is a member of, -1 when none: as in
+ * pc_gather_members, the pool index names one pool of this plan alone for it
+ * (the index follows the node cache, so the node is there). The tracker's
+ * samples are told apart by it (slo_tracker_samples_pools).
+ */
+typedef struct {
+	const plan_controller_t *pc;
+	const plan_t *plan;
+	const char *name; /* the plan object's */
+} pc_member_of_t;
+
+static ptrdiff_t pc_member_of(const char *node, void *data)
+{
+	const pc_member_of_t *m = data;
+	const pool_index_node_t *n = pool_index_node(&m->pc->pools, node);
+	if (n == NULL || n->n != 1 || strcmp(n->matches[0].plan, m->name) != 0)
+		return -1;
+	for (size_t i = 0; i < m->plan->n_pools; i++)
+		if (strcmp(m->plan->pools[i].name, n->matches[0].pool) == 0)
+			return (ptrdiff_t)i;
+	return -1;
+}
+
 /* Gather and judge: the recorded breach and its acknowledgement, then each pool's advertisements and signals. */
 static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 {
@@ -1820,34 +1844,23 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 	pc_driver_failures(pc, r);
 	/* The tracker's samples of every pool, in one walk of its records. */
 	size_t n_pools = r->plan->n_pools;
-	const char ***names = xcalloc(n_pools + 1, sizeof(*names));
-	size_t *n_names = xcalloc(n_pools + 1, sizeof(*n_names)), *n_samples = xcalloc(n_pools + 1, sizeof(*n_samples));
+	size_t *n_samples = xcalloc(n_pools + 1, sizeof(*n_samples));
 	slo_sample_t **samples = xcalloc(n_pools + 1, sizeof(*samples));
-	for (size_t i = 0; i < n_pools; i++) {
-		const pc_pool_run_t *run = &r->runs[i];
-		names[i] = xcalloc(run->n + 1, sizeof(char *));
-		for (size_t m = 0; m < run->n; m++)
-			names[i][m] = run->members[m].node->meta.name;
-		n_names[i] = run->n;
-	}
 	int64_t since = r->now - (int64_t)r->plan->slo.window_ms;
 	if (r->freeze.judge_since_ms > since)
 		since = r->freeze.judge_since_ms;
+	pc_member_of_t member_of = { .pc = pc, .plan = r->plan, .name = r->po->meta.name };
 	slo_tracker_samples_pools(pc->slo, r->plan->driver, (const char *const *)r->plan->device_classes,
-				  r->plan->n_device_classes, (const char *const *const *)names, n_names, n_pools, since,
-				  samples, n_samples);
+				  r->plan->n_device_classes, pc_member_of, &member_of, n_pools, since, samples, n_samples);
 	for (size_t i = 0; i < n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
 		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, samples[i], n_samples[i], queries,
 			      n_queries);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 		free(samples[i]);
-		free(names[i]);
 	}
 	free(samples);
 	free(n_samples);
-	free(names);
-	free(n_names);
 }
 
 /* ---- preflight -------------------------------------------------------------- */

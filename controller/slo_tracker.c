@@ -437,51 +437,11 @@ static bool slo_tracker_in(const char *s, const char *const *set, size_t n)
 	return false;
 }
 
-/*
- * Which pool a node is in: the pools' lists scanned when they are short, a
- * hash from node to pool number when they are long.
- */
-typedef struct {
-	const char *const *const *lists;
-	const size_t *n;
-	size_t n_pools, total;
-	strmap_t pool_of; /* node -> pool number + 1 */
-} slo_tracker_node_pools_t;
-
-#define SLO_TRACKER_NODE_SET_SCAN 16
-
-static void slo_tracker_node_pools_init(slo_tracker_node_pools_t *np, const char *const *const *lists, const size_t *n,
-					size_t n_pools)
-{
-	*np = (slo_tracker_node_pools_t){ .lists = lists, .n = n, .n_pools = n_pools, .pool_of = STRMAP_INIT };
-	for (size_t p = 0; p < n_pools; p++)
-		np->total += n[p];
-	if (np->total <= SLO_TRACKER_NODE_SET_SCAN)
-		return;
-	for (size_t p = n_pools; p-- > 0;) /* backwards: a node in two lists goes to the first */
-		for (size_t i = 0; i < n[p]; i++)
-			if (lists[p][i])
-				strmap_put(&np->pool_of, lists[p][i], (void *)(uintptr_t)(p + 1));
-}
-
-/* The node's pool number, or -1 when it is in none. */
-static ptrdiff_t slo_tracker_node_pool(const slo_tracker_node_pools_t *np, const char *node)
-{
-	if (node == NULL)
-		return -1;
-	if (np->total > SLO_TRACKER_NODE_SET_SCAN)
-		return (ptrdiff_t)(uintptr_t)strmap_get(&np->pool_of, node) - 1;
-	for (size_t p = 0; p < np->n_pools; p++)
-		if (slo_tracker_in(node, np->lists[p], np->n[p]))
-			return (ptrdiff_t)p;
-	return -1;
-}
-
 /* The pool a record is a sample of: a pool number, SLO_TRACKER_EVERY_POOL, or -1 for none. */
 #define SLO_TRACKER_EVERY_POOL (-2)
 
 static ptrdiff_t slo_tracker_record_pool(const slo_tracker_record_t *r, const char *driver, const char *const *classes,
-					 size_t n_classes, const slo_tracker_node_pools_t *pools)
+					 size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data)
 {
 	if (r->uid == NULL)
 		return -1; /* a placeholder: the claim itself was never seen */
@@ -492,7 +452,7 @@ static ptrdiff_t slo_tracker_record_pool(const slo_tracker_record_t *r, const ch
 		return -1;
 	if (r->allocated_ms == 0)
 		return SLO_TRACKER_EVERY_POOL; /* pending: it belongs to the pools whose classes it asks for */
-	ptrdiff_t pool = slo_tracker_node_pool(pools, r->node);
+	ptrdiff_t pool = r->node ? pool_of(r->node, data) : -1;
 	if (pool < 0)
 		return -1;
 	if (driver != NULL && r->n_drivers > 0 && !slo_tracker_in(driver, (const char *const *)r->drivers, r->n_drivers))
@@ -535,7 +495,7 @@ static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, 
 }
 
 void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			       size_t n_classes, const char *const *const *pool_nodes, const size_t *n_nodes,
+			       size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
 			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *n_out)
 {
 	if (t->last_now_ms > since_ms) {
@@ -548,13 +508,11 @@ void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const
 		out[p] = NULL;
 		n_out[p] = 0;
 	}
-	slo_tracker_node_pools_t pools;
-	slo_tracker_node_pools_init(&pools, pool_nodes, n_nodes, n_pools);
 	size_t first;
 	slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, since_ms, &first);
 	for (size_t i = first; i < t->n_records; i++) {
 		const slo_tracker_record_t *r = sorted[i];
-		ptrdiff_t pool = slo_tracker_record_pool(r, driver, device_classes, n_classes, &pools);
+		ptrdiff_t pool = slo_tracker_record_pool(r, driver, device_classes, n_classes, pool_of, data);
 		if (pool == -1)
 			continue;
 		size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
@@ -574,14 +532,26 @@ void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const
 			};
 		}
 	}
-	strmap_clear(&pools.pool_of, NULL);
+}
+
+/* slo_tracker_samples' one pool: its list of nodes, scanned. */
+typedef struct {
+	const char *const *nodes;
+	size_t n;
+} slo_tracker_list_t;
+
+static ptrdiff_t slo_tracker_listed(const char *node, void *data)
+{
+	const slo_tracker_list_t *list = data;
+	return slo_tracker_in(node, list->nodes, list->n) ? 0 : -1;
 }
 
 size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
 			   size_t n_classes, const char *const *pool_nodes, size_t n_nodes, int64_t since_ms,
 			   slo_sample_t **out)
 {
+	slo_tracker_list_t list = { .nodes = pool_nodes, .n = n_nodes };
 	size_t n;
-	slo_tracker_samples_pools(t, driver, device_classes, n_classes, &pool_nodes, &n_nodes, 1, since_ms, out, &n);
+	slo_tracker_samples_pools(t, driver, device_classes, n_classes, slo_tracker_listed, &list, 1, since_ms, out, &n);
 	return n;
 }

@@ -88,13 +88,15 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 
 /*
  * The samples of several pools of one plan in one walk of the records:
- * out[p] and n_out[p] are what slo_tracker_samples gives for pool_nodes[p]
- * (a pending claim is a sample of each). The pools' node lists are disjoint,
- * as a plan's pools are (a node two pools select is a member of neither);
- * a node listed twice counts in the first pool only.
+ * out[p] and n_out[p] are what slo_tracker_samples gives for the nodes
+ * pool_of(node, data) numbers p (a pending claim is a sample of each).
+ * pool_of answers -1 for a node in none; a plan's pools are disjoint (a node
+ * two pools select is a member of neither), so it names one pool at most.
+ * The caller answers from what it already indexes: no set of the plan's
+ * nodes is built for each call.
  */
 void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			       size_t n_classes, const char *const *const *pool_nodes, const size_t *n_nodes,
+			       size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
 			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *n_out);
 
 /* Records held (claims, deleted claims not yet aged out, placeholders): a /metrics gauge. */

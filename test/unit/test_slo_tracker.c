@@ -628,10 +628,17 @@ static void test_samples_in_creation_order_as_records_change(void **state)
 	slo_tracker_free(t);
 }
 
+/* Node "n<p>-<i>" is in pool p when i is under *data, the pools' length. */
+static ptrdiff_t first_nodes_of_pools(const char *node, void *data)
+{
+	size_t p, i;
+	return sscanf(node, "n%zu-%zu", &p, &i) == 2 && p < 3 && i < *(const size_t *)data ? (ptrdiff_t)p : -1;
+}
+
 /*
  * Several pools in one walk give each pool what asking for it alone gives:
  * an allocated claim in the pool of its node, a pending one in every pool,
- * with short node lists (scanned) and long ones (hashed).
+ * with pools of 2 nodes and of 20.
  */
 static void test_pools_in_one_walk(void **state)
 {
@@ -663,11 +670,12 @@ static void test_pools_in_one_walk(void **state)
 	allocate(&b, "other-node", "gpu.example.com");
 	slo_tracker_observe_claim(t, &b.c, NULL, NOW);
 
-	for (size_t len = 2; len <= 20; len += 18) { /* 3 x 2 nodes: scanned; 3 x 20: hashed */
+	for (size_t len = 2; len <= 20; len += 18) { /* pools of 2 nodes and of 20 */
 		const char *const *pools[3] = { lists[0], lists[1], lists[2] };
-		size_t n_nodes[3] = { len, len, len }, n[3];
+		size_t n[3];
 		slo_sample_t *out[3];
-		slo_tracker_samples_pools(t, "gpu.example.com", gpu_classes, 1, pools, n_nodes, 3, NOW - 10 * MIN, out, n);
+		slo_tracker_samples_pools(t, "gpu.example.com", gpu_classes, 1, first_nodes_of_pools, &len, 3, NOW - 10 * MIN,
+					  out, n);
 		for (size_t p = 0; p < 3; p++) {
 			/* With two nodes a pool holds only its claim on node 0; with twenty, all p + 1. */
 			size_t allocated = len == 2 ? 1 : p + 1;
