@@ -38,10 +38,11 @@ typedef struct {
 	bool device_condition_false;
 	bool deleted;
 	slo_tracker_pod_state_t pod;
-	char *node;
-	char **drivers;
+	/* In the tracker's pool of names (slo_tracker.names): compared by address. */
+	const char *node;
+	const char **drivers;
 	size_t n_drivers;
-	char **classes;
+	const char **classes;
 	size_t n_classes;
 } slo_tracker_record_t;
 
@@ -71,6 +72,9 @@ struct slo_tracker {
 	size_t n_records, cap_records;
 	strmap_t by_uid;  /* uid -> record: claims, deleted ones too */
 	strmap_t by_name; /* namespace/name -> record: the live incarnation, or a placeholder */
+	/* The node, driver and class names records hold, once each (strmap_intern): thousands of
+	 * claims repeat a few, and a query compares them by address, not by strcmp. */
+	strmap_t names;
 	slo_tracker_retention_t *retention;
 	slo_tracker_order_t *order;
 	int64_t last_now_ms;
@@ -82,25 +86,27 @@ slo_tracker_t *slo_tracker_new(void)
 	slo_tracker_t *t = xcalloc(1, sizeof(*t));
 	t->by_uid = (strmap_t)STRMAP_INIT;
 	t->by_name = (strmap_t)STRMAP_INIT;
+	t->names = (strmap_t)STRMAP_INIT;
 	t->retention = xcalloc(1, sizeof(*t->retention));
 	t->order = xcalloc(1, sizeof(*t->order));
 	return t;
 }
 
-static void slo_tracker_free_strings(char **v, size_t n)
+static void slo_tracker_free_names(slo_tracker_t *t, const char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(v[i]);
+		strmap_unintern(&t->names, v[i]);
 	free(v);
 }
 
-static void slo_tracker_record_free(slo_tracker_record_t *r)
+static void slo_tracker_record_free(slo_tracker_t *t, slo_tracker_record_t *r)
 {
 	free(r->uid);
 	free(r->key);
-	free(r->node);
-	slo_tracker_free_strings(r->drivers, r->n_drivers);
-	slo_tracker_free_strings(r->classes, r->n_classes);
+	if (r->node)
+		strmap_unintern(&t->names, r->node);
+	slo_tracker_free_names(t, r->drivers, r->n_drivers);
+	slo_tracker_free_names(t, r->classes, r->n_classes);
 	free(r);
 }
 
@@ -109,10 +115,11 @@ void slo_tracker_free(slo_tracker_t *t)
 	if (t == NULL)
 		return;
 	for (size_t i = 0; i < t->n_records; i++)
-		slo_tracker_record_free(t->records[i]);
+		slo_tracker_record_free(t, t->records[i]);
 	free(t->records);
 	strmap_clear(&t->by_uid, NULL);
 	strmap_clear(&t->by_name, NULL);
+	strmap_clear(&t->names, NULL); /* empty by now: every record gave its names back */
 	free(t->retention);
 	free(t->order->sorted);
 	free(t->order);
@@ -138,7 +145,7 @@ static void slo_tracker_record_remove(slo_tracker_t *t, slo_tracker_record_t *r)
 		t->records[r->index]->index = r->index;
 	}
 	t->order->stale = true;
-	slo_tracker_record_free(r);
+	slo_tracker_record_free(t, r);
 }
 
 static int slo_tracker_compare_int64(const void *a, const void *b)
@@ -240,21 +247,24 @@ static const char *slo_tracker_key(char *buf, size_t len, const char *ns, const 
 	return *heap;
 }
 
-static void slo_tracker_replace_strings(char ***v, size_t *n, char *const *src, size_t n_src)
+/* *v becomes the distinct names of src, from the tracker's pool. */
+static void slo_tracker_replace_names(slo_tracker_t *t, const char ***v, size_t *n, char *const *src, size_t n_src)
 {
-	slo_tracker_free_strings(*v, *n);
+	const char **old = *v;
+	size_t n_old = *n;
 	*v = NULL;
 	*n = 0;
-	if (n_src == 0)
-		return;
-	*v = xcalloc(n_src, sizeof(char *));
-	for (size_t i = 0; i < n_src; i++) {
-		bool dup = src[i] == NULL;
-		for (size_t j = 0; j < *n && !dup; j++)
-			dup = strcmp((*v)[j], src[i]) == 0;
-		if (!dup)
-			(*v)[(*n)++] = xstrdup(src[i]);
+	if (n_src > 0) {
+		*v = xcalloc(n_src, sizeof(char *));
+		for (size_t i = 0; i < n_src; i++) {
+			bool dup = src[i] == NULL;
+			for (size_t j = 0; j < *n && !dup; j++)
+				dup = strcmp((*v)[j], src[i]) == 0;
+			if (!dup)
+				(*v)[(*n)++] = strmap_intern(&t->names, src[i]);
+		}
 	}
+	slo_tracker_free_names(t, old, n_old); /* after: a name kept is not freed and copied again */
 }
 
 /* ---- observations ------------------------------------------------------------ */
@@ -333,20 +343,21 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 		r->created_ms = created_ms;
 		t->order->stale = true;
 	}
-	slo_tracker_replace_strings(&r->classes, &r->n_classes, claim->device_classes, claim->n_device_classes);
+	slo_tracker_replace_names(t, &r->classes, &r->n_classes, claim->device_classes, claim->n_device_classes);
 	if (claim->device_conditions_false > 0)
 		r->device_condition_false = true; /* trouble seen inside the window stays seen */
 	if (!claim->allocated)
 		return;
 	if (claim->node_name && (r->node == NULL || strcmp(r->node, claim->node_name) != 0)) {
-		free(r->node);
-		r->node = xstrdup(claim->node_name);
+		if (r->node)
+			strmap_unintern(&t->names, r->node);
+		r->node = strmap_intern(&t->names, claim->node_name);
 	}
 	if (claim->n_results > 0) {
 		char **drivers = xcalloc(claim->n_results, sizeof(char *));
 		for (size_t i = 0; i < claim->n_results; i++)
 			drivers[i] = claim->results[i].driver;
-		slo_tracker_replace_strings(&r->drivers, &r->n_drivers, drivers, claim->n_results);
+		slo_tracker_replace_names(t, &r->drivers, &r->n_drivers, drivers, claim->n_results);
 		free(drivers);
 	}
 	/* One sample per claim: a claim deallocated and allocated again keeps its first allocation. */
@@ -437,17 +448,37 @@ static bool slo_tracker_in(const char *s, const char *const *set, size_t n)
 	return false;
 }
 
+/* Whether name, from the tracker's pool of names, is in set (the pool's copies, NULL for a name it lacks). */
+static bool slo_tracker_has(const char *name, const char *const *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] != NULL && set[i] == name)
+			return true;
+	return false;
+}
+
+/*
+ * A query's classes and driver as the tracker's own copies (NULL for a name
+ * no record holds), so that records are told apart by address.
+ */
+typedef struct {
+	const char **classes;
+	size_t n_classes;
+	bool by_driver;     /* only allocations with a result from driver count */
+	const char *driver; /* NULL: no record names it */
+} slo_tracker_query_t;
+
 /* The pool a record is a sample of: a pool number, SLO_TRACKER_EVERY_POOL, or -1 for none. */
 #define SLO_TRACKER_EVERY_POOL (-2)
 
-static ptrdiff_t slo_tracker_record_pool(const slo_tracker_record_t *r, const char *driver, const char *const *classes,
-					 size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data)
+static ptrdiff_t slo_tracker_record_pool(const slo_tracker_record_t *r, const slo_tracker_query_t *q,
+					 ptrdiff_t (*pool_of)(const char *node, void *data), void *data)
 {
 	if (r->uid == NULL)
 		return -1; /* a placeholder: the claim itself was never seen */
 	bool wants_class = false;
 	for (size_t i = 0; i < r->n_classes && !wants_class; i++)
-		wants_class = slo_tracker_in(r->classes[i], classes, n_classes);
+		wants_class = slo_tracker_has(r->classes[i], q->classes, q->n_classes);
 	if (!wants_class)
 		return -1;
 	if (r->allocated_ms == 0)
@@ -455,7 +486,7 @@ static ptrdiff_t slo_tracker_record_pool(const slo_tracker_record_t *r, const ch
 	ptrdiff_t pool = r->node ? pool_of(r->node, data) : -1;
 	if (pool < 0)
 		return -1;
-	if (driver != NULL && r->n_drivers > 0 && !slo_tracker_in(driver, (const char *const *)r->drivers, r->n_drivers))
+	if (q->by_driver && r->n_drivers > 0 && !slo_tracker_has(q->driver, r->drivers, r->n_drivers))
 		return -1;
 	return pool;
 }
@@ -508,11 +539,16 @@ void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const
 		out[p] = NULL;
 		n_out[p] = 0;
 	}
+	slo_tracker_query_t q = { .classes = xcalloc(n_classes + 1, sizeof(char *)), .n_classes = n_classes,
+				  .by_driver = driver != NULL,
+				  .driver = driver ? strmap_interned(&t->names, driver) : NULL };
+	for (size_t i = 0; i < n_classes; i++)
+		q.classes[i] = device_classes[i] ? strmap_interned(&t->names, device_classes[i]) : NULL;
 	size_t first;
 	slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, since_ms, &first);
 	for (size_t i = first; i < t->n_records; i++) {
 		const slo_tracker_record_t *r = sorted[i];
-		ptrdiff_t pool = slo_tracker_record_pool(r, driver, device_classes, n_classes, pool_of, data);
+		ptrdiff_t pool = slo_tracker_record_pool(r, &q, pool_of, data);
 		if (pool == -1)
 			continue;
 		size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
@@ -532,6 +568,7 @@ void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const
 			};
 		}
 	}
+	free(q.classes);
 }
 
 /* slo_tracker_samples' one pool: its list of nodes, scanned. */

@@ -163,6 +163,11 @@ const char *strmap_intern(strmap_t *m, const char *s)
 	return m->slots[i].key;
 }
 
+const char *strmap_interned(const strmap_t *m, const char *s)
+{
+	return m->len == 0 ? NULL : m->slots[strmap_find(m, s)].key;
+}
+
 void strmap_unintern(strmap_t *m, const char *s)
 {
 	if (m->len == 0)

@@ -54,6 +54,8 @@ bool strmap_next(const strmap_t *m, size_t *it, const char **key, void **value);
  */
 const char *strmap_intern(strmap_t *m, const char *s);
 void strmap_unintern(strmap_t *m, const char *s);
+/* The pool's copy of s, NULL when s is not in it; counts no reference. Copies compare by address. */
+const char *strmap_interned(const strmap_t *m, const char *s);
 
 /* Bytes the table itself owns (slots and key copies), for memory accounting. */
 size_t strmap_bytes(const strmap_t *m);

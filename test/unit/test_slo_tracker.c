@@ -461,7 +461,7 @@ static void test_pool_filtering_by_node_and_class(void **state)
 	n = slo_tracker_samples(t, NULL, gpu_classes, 1, NULL, 0, NOW - 10 * MIN, &s);
 	assert_int_equal(n, 1);
 	free(s);
-	/* A large pool (its nodes looked up by hash) selects the same claims. */
+	/* A large pool selects the same claims. */
 	static char big_names[40][16];
 	const char *big[40];
 	for (size_t i = 0; i < 40; i++) {
@@ -476,6 +476,11 @@ static void test_pool_filtering_by_node_and_class(void **state)
 	n = slo_tracker_samples(t, NULL, none, 1, pool_nodes, 2, NOW - 10 * MIN, &s);
 	assert_int_equal(n, 0);
 	assert_null(s);
+	/* A driver no claim names: the allocated claims are another driver's; the pending one still counts. */
+	n = slo_tracker_samples(t, "nic.example.com", gpu_classes, 1, pool_nodes, 2, NOW - 10 * MIN, &s);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].allocated_ms, 0);
+	free(s);
 	slo_tracker_free(t);
 }
 

@@ -123,8 +123,10 @@ static void test_intern_counts_references(void **state)
 				first[i] = s;
 			else
 				assert_ptr_equal(s, first[i]); /* the same copy for every user */
+			assert_ptr_equal(strmap_interned(&pool, name), s); /* found by its text, as the copy */
 		}
 	}
+	assert_null(strmap_interned(&pool, "never-interned"));
 	assert_int_equal(strmap_size(&pool), 50);
 	/* Two references of three go: every copy stays. */
 	for (int round = 0; round < 2; round++)
@@ -137,6 +139,7 @@ static void test_intern_counts_references(void **state)
 		strmap_unintern(&pool, i % 2 ? first[i] : name);
 	}
 	assert_int_equal(strmap_size(&pool), 0);
+	assert_null(strmap_interned(&pool, "ns-1"));
 	strmap_unintern(&pool, "never-interned"); /* nothing to give back: no effect */
 	assert_int_equal(strmap_size(&pool), 0);
 	strmap_clear(&pool, NULL);
