@@ -56,10 +56,13 @@ typedef struct {
 } slo_tracker_retention_t;
 
 /*
- * The records by creation time, for slo_tracker_samples(): built when a
- * query finds it stale (a record came, went or changed its creation time), so
- * the reconciles between two claim events neither sort nor walk the records
- * older than their window. Behind a pointer for the same reason as retention.
+ * The records by creation time, for slo_tracker_samples(): sorted again when
+ * a query finds it stale (a record went or changed its creation time), so the
+ * reconciles between two claim events neither sort nor walk the records older
+ * than their window. Records added since the last query are the tail of
+ * slo_tracker.records (a removal would have made it stale), and a few are
+ * each put in their place: most often the end, as claims come newest last. Behind a
+ * pointer for the same reason as retention.
  */
 typedef struct {
 	slo_tracker_record_t **sorted;
@@ -205,8 +208,7 @@ static slo_tracker_record_t *slo_tracker_record_new(slo_tracker_t *t, const char
 	r->uid = uid ? xstrdup(uid) : NULL;
 	r->created_ms = created_ms;
 	r->index = t->n_records;
-	t->records[t->n_records++] = r;
-	t->order->stale = true;
+	t->records[t->n_records++] = r; /* the order takes it in at the next query */
 	if (uid)
 		strmap_put(&t->by_uid, uid, r);
 	/* A newer incarnation under the same name takes the name; the older one stays by uid. */
@@ -497,15 +499,33 @@ static int slo_tracker_compare_created(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Records added between two queries that are put in their places rather than sorted with the rest. */
+#define SLO_TRACKER_ORDER_INSERTS 32
+
+/* The first of the n sorted records created at or after ms (strictly after: after). */
+static size_t slo_tracker_bound(slo_tracker_record_t *const *sorted, size_t n, int64_t ms, bool after)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid]->created_ms < ms || (after && sorted[mid]->created_ms == ms))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The records by creation time, and the first created at since_ms or later. */
 static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, int64_t since_ms, size_t *first)
 {
 	slo_tracker_order_t *o = t->order;
-	if (o->stale || o->n != t->n_records) {
-		if (o->cap < t->n_records) {
-			o->cap = t->n_records;
-			o->sorted = xrealloc(o->sorted, o->cap * sizeof(*o->sorted));
-		}
+	if (o->cap < t->n_records) {
+		o->cap = t->n_records;
+		o->sorted = xrealloc(o->sorted, o->cap * sizeof(*o->sorted));
+	}
+	/* Many added (a relist, the first sync): one sort costs less than putting each in its place. */
+	if (o->stale || o->n > t->n_records || t->n_records - o->n > SLO_TRACKER_ORDER_INSERTS) {
 		o->n = t->n_records;
 		if (o->n > 0)
 			memcpy(o->sorted, t->records, o->n * sizeof(*o->sorted));
@@ -513,15 +533,13 @@ static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, 
 			qsort(o->sorted, o->n, sizeof(*o->sorted), slo_tracker_compare_created);
 		o->stale = false;
 	}
-	size_t lo = 0, hi = o->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (o->sorted[mid]->created_ms < since_ms)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (; o->n < t->n_records; o->n++) {
+		slo_tracker_record_t *r = t->records[o->n];
+		size_t at = slo_tracker_bound(o->sorted, o->n, r->created_ms, true);
+		memmove(&o->sorted[at + 1], &o->sorted[at], (o->n - at) * sizeof(*o->sorted));
+		o->sorted[at] = r;
 	}
-	*first = lo;
+	*first = slo_tracker_bound(o->sorted, o->n, since_ms, false);
 	return o->sorted;
 }
 

@@ -630,6 +630,23 @@ static void test_samples_in_creation_order_as_records_change(void **state)
 	for (size_t i = 1; i < n; i++)
 		assert_true(s[i - 1].created_ms <= s[i].created_ms);
 	free(s);
+
+	/* Many arriving at once (sorted with the rest), then a few (each put in its place), in any order. */
+	char name[16];
+	size_t total = 4;
+	for (size_t round = 0; round < 2; round++) {
+		size_t k = round == 0 ? 50 : 5;
+		for (size_t i = 0; i < k; i++, total++) {
+			snprintf(name, sizeof(name), "m%zu-%zu", round, i);
+			make_claim(&b, name, NOW - (int64_t)((i * 37) % 53) * SEC - (round ? 7 * MIN : 0), "gpu.example.com");
+			slo_tracker_observe_claim(t, &b.c, NULL, NOW);
+		}
+		n = slo_tracker_samples(t, NULL, gpu_classes, 1, pool_nodes, 2, INT64_MIN, &s);
+		assert_int_equal(n, total);
+		for (size_t i = 1; i < n; i++)
+			assert_true(s[i - 1].created_ms <= s[i].created_ms);
+		free(s);
+	}
 	slo_tracker_free(t);
 }
 
