@@ -678,9 +678,9 @@ static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan,
  * until the node, a pod bound to it, a claim allocated on it or one of its
  * slices changes (pc_node_changed forgets it), or the plan's spec or the
  * node's pool does (kept with it: the plan's uid and generation, the pool's
- * name). Reading all of it again for every member at every reconcile was
- * most of a reconcile's time at 1,000 nodes (perf); a change now costs the
- * reading of the nodes it touched. state points into the node's projection,
+ * name). Reading all of it again for every member at every reconcile was a
+ * fifth of a reconcile's time at 1,000 nodes (tools/bench scale); a change now
+ * costs the reading of the nodes it touched. state points into the node's projection,
  * which outlives the record: a change of the node forgets both. What takes a
  * walk of the node's pods or claims is read when first asked for (known).
  * One block with its strings, freed with free().
