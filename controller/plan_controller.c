@@ -626,25 +626,11 @@ typedef struct {
 	uint32_t failing_nodes; /* members not quarantined yet in permanent or needsCleanup: driverErrors */
 } pc_pool_run_t;
 
-/* Devices of driver that claims allocated on the node hold. */
-static int64_t pc_devices_held(const plan_controller_t *pc, const char *node, const char *driver)
-{
-	char *node_driver = cache_node_driver_key(node, driver);
-	const strmap_t *held = cache_index_get(&pc->cache->claims_by_node_driver, node_driver);
-	free(node_driver);
-	int64_t n = 0;
-	size_t it = 0;
-	void *v;
-	while (held && strmap_next(held, &it, NULL, &v)) {
-		const projection_claim_t *claim = v;
-		for (size_t r = 0; claim->allocated && r < claim->n_results; r++)
-			n += claim->results[r].driver && strcmp(claim->results[r].driver, driver) == 0;
-	}
-	return n;
-}
-
-/* Physical devices of the driver on a node allocated to claims (a MIG placement counts its GPU once). */
-static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node)
+/*
+ * The driver's devices that claims allocated on a node hold (*held), and the
+ * physical devices they are (returned: a MIG placement counts its GPU once).
+ */
+static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan, const char *node, int64_t *held_devices)
 {
 	const projection_slice_t **slices;
 	size_t n = pc_node_slices(pc, plan, node, &slices);
@@ -658,7 +644,10 @@ static int64_t pc_dra_allocated(const plan_controller_t *pc, const plan_t *plan,
 		const projection_claim_t *claim = v;
 		for (size_t r = 0; claim->allocated && r < claim->n_results; r++) {
 			const projection_device_result_t *res = &claim->results[r];
-			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0 || res->pool == NULL || res->device == NULL)
+			if (res->driver == NULL || strcmp(res->driver, plan->driver) != 0)
+				continue;
+			(*held_devices)++;
+			if (res->pool == NULL || res->device == NULL)
 				continue;
 			const char *key = capacity_physical_key(slices, n, res->pool, res->device);
 			char *k = xasprintf("%s/%s", res->pool, key ? key : res->device);
@@ -775,8 +764,7 @@ static const pc_node_rec_t *pc_rec_dra(const plan_controller_t *pc, const plan_t
 {
 	if (rec->known & PC_REC_DRA)
 		return rec;
-	rec->dra_held = pc_devices_held(pc, node->meta.name, plan->driver);
-	rec->dra_allocated = pc_dra_allocated(pc, plan, node->meta.name);
+	rec->dra_allocated = pc_dra_allocated(pc, plan, node->meta.name, &rec->dra_held);
 	rec->known |= PC_REC_DRA;
 	return rec;
 }
@@ -1807,7 +1795,7 @@ static void pc_adopt_ahead(plan_controller_t *pc, pc_reconcile_t *r)
 
 /*
  * Which of the plan's pools a node is a member of, -1 when none: as in
- * pc_gather_members, the pool index names one pool of this plan alone for it
+ * pc_gather_members, a pool of this plan selects it and no other pool does
  * (the index follows the node cache, so the node is there). The tracker's
  * samples are told apart by it (slo_tracker_samples_pools).
  */
@@ -1821,10 +1809,11 @@ static ptrdiff_t pc_member_of(const char *node, void *data)
 {
 	const pc_member_of_t *m = data;
 	const pool_index_node_t *n = pool_index_node(&m->pc->pools, node);
-	if (n == NULL || n->n != 1 || strcmp(n->matches[0].plan, m->name) != 0)
+	const pool_index_match_t *mine, *other;
+	if (n == NULL || pool_index_conflict(n, m->name, &mine, &other) || mine == NULL)
 		return -1;
 	for (size_t i = 0; i < m->plan->n_pools; i++)
-		if (strcmp(m->plan->pools[i].name, n->matches[0].pool) == 0)
+		if (strcmp(m->plan->pools[i].name, mine->pool) == 0)
 			return (ptrdiff_t)i;
 	return -1;
 }
