@@ -177,7 +177,22 @@ typedef struct {
 	cJSON *then_freeze; /* a status write that records a new breach: the breach, frozen once it is written */
 	char *what;
 	uint64_t sent; /* loop time it was sent: the API server's answer time is logged at debug level */
+	const char *done; /* a freeze switch's write: logged at info once the API server has taken it */
+	char *breach;     /* ... with the breach it is for */
 } pc_write_t;
+
+static void pc_write_free(pc_write_t *w)
+{
+	cJSON_Delete(w->then_freeze);
+	notifier_batch_free(w->notes);
+	free(w->node);
+	free(w->plan);
+	free(w->switch_plan);
+	free(w->breach);
+	free(w->finalizer_plan);
+	free(w->what);
+	free(w);
+}
 
 static void plan_controller_schedule(plan_controller_t *pc);
 static void pc_poke_after(plan_controller_t *pc, uint64_t delay_ms);
@@ -315,6 +330,10 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 		pc->write_backoff_ms = 0;
 		if (w->sw) {
 			free(strmap_remove(&w->sw->errors, w->switch_plan));
+			/* Logged when in force, not when asked for: with the write's time, the part of
+			 * breach -> denial the API server took (tools/bench freeze reads it). */
+			if (w->done)
+				log_info(w->done, "plan", w->switch_plan, "breach", w->breach, "write_ms", took);
 		} else if (w->notes) {
 			notifier_send(pc->notifier, w->notes);
 			w->notes = NULL;
@@ -328,14 +347,7 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 		if (po)
 			pc_assert_freeze(pc, po, w->then_freeze, true);
 	}
-	cJSON_Delete(w->then_freeze);
-	notifier_batch_free(w->notes);
-	free(w->node);
-	free(w->plan);
-	free(w->switch_plan);
-	free(w->finalizer_plan);
-	free(w->what);
-	free(w);
+	pc_write_free(w);
 	pc_poke_after(pc, retry_ms);
 }
 
@@ -346,6 +358,18 @@ static pc_write_t *pc_write_new(plan_controller_t *pc, const char *node, const c
 	w->node = node ? xstrdup(node) : NULL;
 	w->what = xstrdup(what);
 	w->sent = uv_now(pc->loop);
+	return w;
+}
+
+/* A write of a freeze switch for po: done is logged once the API server has taken it. */
+static pc_write_t *pc_switch_write(plan_controller_t *pc, pc_switch_t *sw, const plan_object_t *po, const char *breach,
+				   const char *what, const char *done)
+{
+	pc_write_t *w = pc_write_new(pc, NULL, what);
+	w->sw = sw;
+	w->switch_plan = xstrdup(po->meta.name);
+	w->done = done;
+	w->breach = xstrdup(breach);
 	return w;
 }
 
@@ -396,9 +420,7 @@ static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const pro
 			pc->in_flight++;
 		} else {
 			free(strmap_remove(&pc->expected, node->meta.name));
-			free(w->node);
-			free(w->what);
-			free(w);
+			pc_write_free(w);
 		}
 		free(path);
 		pc_node_event(pc, po, node, d);
@@ -410,8 +432,7 @@ static bool pc_execute(plan_controller_t *pc, const plan_object_t *po, const pro
 	if (kube_evict(pc->http, d->evict_ns, d->evict_name, pc_on_write, w) == 0) {
 		pc->in_flight++;
 	} else {
-		free(w->what);
-		free(w);
+		pc_write_free(w);
 	}
 	pc_node_event(pc, po, node, d);
 	return true;
@@ -564,11 +585,7 @@ static uint64_t pc_write_status(plan_controller_t *pc, const plan_object_t *po, 
 		free(strmap_put(&pc->status_written, po->meta.name, at));
 	} else {
 		cJSON_Delete(strmap_remove(&pc->expected_status, po->meta.name));
-		notifier_batch_free(w->notes);
-		cJSON_Delete(w->then_freeze);
-		free(w->plan);
-		free(w->what);
-		free(w);
+		pc_write_free(w);
 	}
 	free(path);
 	free(body);
@@ -1090,18 +1107,13 @@ static void pc_assert_parameter(plan_controller_t *pc, const plan_object_t *po, 
 		.n_classes = plan->n_device_classes,
 		.frozen = frozen,
 	};
-	pc_write_t *w = pc_write_new(pc, NULL, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)");
-	w->sw = &pc->param;
-	w->switch_plan = xstrdup(po->meta.name);
+	pc_write_t *w = pc_switch_write(pc, &pc->param, po, breach_id, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)",
+				      frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted");
 	if (freeze_set(pc->http, &state, pc_on_write, w) == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->param.written, po->meta.name, want));
-		log_info(frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted",
-			 "plan", po->meta.name, "breach", state.breach_id);
 	} else {
-		free(w->switch_plan);
-		free(w->what);
-		free(w);
+		pc_write_free(w);
 		free(want);
 	}
 }
@@ -1123,9 +1135,8 @@ static void pc_assert_taint(plan_controller_t *pc, const plan_object_t *po, cons
 		free(want);
 		return;
 	}
-	pc_write_t *w = pc_write_new(pc, NULL, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)");
-	w->sw = &pc->taint;
-	w->switch_plan = xstrdup(po->meta.name);
+	pc_write_t *w = pc_switch_write(pc, &pc->taint, po, breach_id, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)",
+				      tainted ? "freeze enforced: the driver's devices are tainted NoSchedule" : "device taint lifted");
 	w->missing_ok = !tainted;
 	freeze_taint_t taint = { .plan = po->meta.name,
 				 .plan_uid = po->meta.uid,
@@ -1138,12 +1149,8 @@ static void pc_assert_taint(plan_controller_t *pc, const plan_object_t *po, cons
 	if (rc == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->taint.written, po->meta.name, want));
-		log_info(tainted ? "freeze enforced: the driver's devices are tainted NoSchedule" : "device taint lifted",
-			 "plan", po->meta.name, "driver", po->plan.driver, "breach", breach_id);
 	} else {
-		free(w->switch_plan);
-		free(w->what);
-		free(w);
+		pc_write_free(w);
 		free(want);
 	}
 }
@@ -1215,9 +1222,7 @@ static void pc_write_finalizers(plan_controller_t *pc, const plan_object_t *po, 
 		pc->in_flight++;
 	} else {
 		free(strmap_remove(&pc->finalizer_sent, po->meta.name));
-		free(w->finalizer_plan);
-		free(w->what);
-		free(w);
+		pc_write_free(w);
 	}
 	free(path);
 	free(body);
@@ -2572,9 +2577,7 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 			 plan->name, "stage", tenancy_stage_name(t.stage));
 		free(strmap_put(&pc->tenancy.written, plan->name, json));
 	} else {
-		free(w->switch_plan);
-		free(w->what);
-		free(w);
+		pc_write_free(w);
 		free(json);
 	}
 	tenancy_free(&t);

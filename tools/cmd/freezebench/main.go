@@ -25,9 +25,13 @@
 // Its watches also note when the freeze parameter (the ConfigMap
 // drashift-system/drashift-freeze-<plan>) turned frozen=true and when
 // status.breach appeared on the plan: drashift writes both in the reconcile
-// that decides the breach, the parameter first, so the parameter's column
-// splits t1-t0 into drashift's part and the admission chain's. All times are
-// this process's monotonic clock.
+// that decides the breach, the parameter first. With --operator-log it also
+// reads drashift's own account of each freeze (the line it logs once the API
+// server has taken the parameter's write, with the write's time), and splits
+// t1-t0 three ways: drashift deciding (t0 -> the write sent, on the wall
+// clock both processes share), the API server writing the parameter, and the
+// rest (watches and admission seeing the parameter). Every other time is this
+// process's monotonic clock.
 //
 // Like every benchmark it prints numbers and judges none: it exits non-zero
 // only when something it measures malfunctions (a stage times out, the breach
@@ -90,6 +94,7 @@ type config struct {
 	settle        time.Duration
 	createRounds  int
 	verbose       bool
+	operatorLog   string
 }
 
 func parseFlags(args []string) (*config, error) {
@@ -110,6 +115,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.settle, "settle", time.Second, "pause between rounds once claims are admitted again")
 	fs.IntVar(&c.createRounds, "create-rounds", 5, "plans to create, one at a time, timing each one's first reconcile (0: none)")
 	fs.BoolVar(&c.verbose, "v", false, "log every stage of every round on stderr")
+	fs.StringVar(&c.operatorLog, "operator-log", "", "drashift-controller's log: split each round into drashift's decision, the freeze parameter's write and the rest")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -384,6 +390,9 @@ type roundResult struct {
 	window         time.Duration // t1 - send of the last admitted probe: when the freeze began to bite is inside it
 	probes         int
 	lift           time.Duration // acknowledgement answered -> first probe admitted again
+	// From drashift's log (--operator-log):
+	decided time.Duration // drashift sent the freeze parameter's write - t0 (drashift's part)
+	write   time.Duration // the write sent -> answered (the API server's)
 }
 
 func (b *bench) round(ctx context.Context) (roundResult, error) {
@@ -444,6 +453,14 @@ func (b *bench) round(ctx context.Context) (roundResult, error) {
 		denial:         pr.deniedAt.Sub(t0),
 		window:         pr.deniedAt.Sub(pr.lastAdmitted),
 		probes:         pr.probes,
+	}
+	if cfg.operatorLog != "" {
+		e, err := b.operatorEnforcement(ctx, id)
+		if err != nil {
+			return res, err
+		}
+		// Wall clocks: the log's time has no monotonic reading.
+		res.decided, res.write = e.decided.Sub(t0.Round(0)), e.write
 	}
 	b.stage("status.breach now: %v", brNow)
 	res.lift, err = b.rearm(ctx, id)
@@ -612,11 +629,17 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	fmt.Printf("canary %s: %d devices in its %s slice; fault: missing-devices=%d; a dry-run claim every %v\n\n",
 		cfg.node, o.baseline, cfg.driver, cfg.missing, cfg.probeInterval)
-	fmt.Println("       slice seen  ------ after the signal crossing (t0) ------          probes   lift after")
-	fmt.Println("round  after POST  status.breach  parameter  first 403   window   sent     acknowledging")
+	fmt.Println("       slice seen  ---------------------------- after the signal crossing (t0) ----------------------------          probes   lift after")
+	fmt.Println("round  after POST  drashift decided  parameter write took  status.breach  parameter  first 403   window   sent     acknowledging")
+	split := func(d time.Duration) string {
+		if cfg.operatorLog == "" {
+			return "-"
+		}
+		return ms(d)
+	}
 	row := func(label string, r roundResult) {
-		fmt.Printf("%-5s %11s %14s %10s %10s %8s %6d %17s\n", label, ms(r.sliceAfterPost), ms(r.breach), ms(r.param),
-			ms(r.denial), ms(r.window), r.probes, ms(r.lift))
+		fmt.Printf("%-5s %11s %17s %21s %14s %10s %10s %8s %6d %17s\n", label, ms(r.sliceAfterPost), split(r.decided),
+			split(r.write), ms(r.breach), ms(r.param), ms(r.denial), ms(r.window), r.probes, ms(r.lift))
 	}
 	var all []roundResult
 	for i := 1; i <= cfg.rounds; i++ {
@@ -646,6 +669,8 @@ func run(ctx context.Context, cfg *config) error {
 		window:         med(func(r roundResult) time.Duration { return r.window }),
 		probes:         int(med(func(r roundResult) time.Duration { return time.Duration(r.probes) })),
 		lift:           median(lifts),
+		decided:        med(func(r roundResult) time.Duration { return r.decided }),
+		write:          med(func(r roundResult) time.Duration { return r.write }),
 	})
 
 	// Dry-run stored nothing, and the admission checks left nothing behind.
@@ -665,6 +690,14 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("\nfreeze: rounds %d  median %s  p95 %s  p99 %s  worst %s  (signal crossing = ResourceSlice update seen by the benchmark's watch; first denial = first 403 of a dry-run claim CREATE)\n",
 		len(all), ms(median(denials)), ms(percentile(denials, 95)), ms(percentile(denials, 99)), ms(slices.Max(denials)))
 	fmt.Printf("freeze: %d of %d rounds within %s\n", under, len(all), ms(freezeTarget))
+	if cfg.operatorLog != "" {
+		decided := each(func(r roundResult) time.Duration { return r.decided })
+		writes := each(func(r roundResult) time.Duration { return r.write })
+		fmt.Printf("of that, drashift deciding (t0 -> the parameter's write sent): median %s  p99 %s  worst %s\n",
+			ms(median(decided)), ms(percentile(decided, 99)), ms(slices.Max(decided)))
+		fmt.Printf("         the API server writing the parameter (sent -> answered): median %s  p99 %s  worst %s\n",
+			ms(median(writes)), ms(percentile(writes, 99)), ms(slices.Max(writes)))
+	}
 	fmt.Printf("acknowledged -> claims admitted again: median %s  worst %s\n", ms(median(lifts)), ms(slices.Max(lifts)))
 	fmt.Printf("cluster: %s\n", rate.summary())
 	return nil
