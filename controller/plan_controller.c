@@ -1062,11 +1062,6 @@ static void pc_metrics_set(plan_controller_t *pc, const char *name, const plan_t
 	metrics_gauge_set(pc->m_frozen, frozen ? 1 : 0, name, NULL);
 }
 
-static int pc_member_cmp(const void *a, const void *b)
-{
-	return strcmp(((const pool_member_t *)a)->node->meta.name, ((const pool_member_t *)b)->node->meta.name);
-}
-
 /*
  * Keep the admission parameter in step with the recorded breach: frozen while
  * it is unacknowledged, lifted once acknowledged. The cached parameter says
@@ -1620,20 +1615,19 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 	const char *name = r->po->meta.name;
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
-		const strmap_t *selected = pool_index_members(&pc->pools, name, r->plan->pools[i].name);
-		if (selected == NULL)
+		const pool_index_member_t *selected;
+		size_t n_selected = pool_index_members(&pc->pools, name, r->plan->pools[i].name, &selected);
+		if (n_selected == 0)
 			continue;
 		pc_pool_run_t *run = &r->runs[i];
-		run->members = xcalloc(strmap_size(selected) + 1, sizeof(pool_member_t));
-		size_t it = 0;
-		const char *node_name;
-		void *v;
-		while (strmap_next(selected, &it, &node_name, &v)) {
+		run->members = xcalloc(n_selected + 1, sizeof(pool_member_t));
+		for (size_t s = 0; s < n_selected; s++) {
+			const char *node_name = selected[s].node;
 			const projection_node_t *node = store_get(nodes, NULL, node_name);
 			const pool_index_match_t *mine, *other;
 			if (node == NULL)
 				continue; /* the index follows the node cache: never, but never act on a guess */
-			if (pool_index_conflict(v, name, &mine, &other)) {
+			if (pool_index_conflict(selected[s].matches, name, &mine, &other)) {
 				if (strcmp(mine->pool, r->plan->pools[i].name) != 0)
 					continue; /* reported once, under this plan's first pool that selects it */
 				char *msg = xasprintf("%s is matched by pool %s of plan %s and pool %s of plan %s; nothing is done to it",
@@ -1642,10 +1636,8 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 				free(msg);
 				continue;
 			}
-			run->members[run->n++].node = node;
+			run->members[run->n++].node = node; /* in the index's order: by name */
 		}
-		if (run->n > 1) /* a pool without members has no array: qsort(NULL) is undefined */
-			qsort(run->members, run->n, sizeof(pool_member_t), pc_member_cmp);
 		run->recs = xcalloc(run->n + 1, sizeof(*run->recs));
 		run->ads = xcalloc(run->n + 1, sizeof(*run->ads));
 		for (size_t m = 0; m < run->n; m++) {

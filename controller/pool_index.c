@@ -25,9 +25,19 @@ static void pool_index_node_free(pool_index_node_t *n)
 	free(n);
 }
 
-static void pool_index_group_free(void *group)
+/* A pool's members: the map the index changes, and the sorted list pool_index_members hands out. */
+typedef struct {
+	strmap_t nodes;               /* node name -> pool_index_node_t* */
+	pool_index_member_t *sorted;  /* the same, by name; stale: sorted again at the next read */
+	size_t n_sorted;
+	bool stale;
+} pool_index_group_t;
+
+static void pool_index_group_free(void *v)
 {
-	strmap_clear(group, NULL);
+	pool_index_group_t *group = v;
+	strmap_clear(&group->nodes, NULL);
+	free(group->sorted);
 	free(group);
 }
 
@@ -58,10 +68,11 @@ static void pool_index_remove_node(pool_index_t *idx, const char *name)
 		return;
 	for (size_t i = 0; i < n->n; i++) {
 		char *key = pool_index_group_key(n->matches[i].plan, n->matches[i].pool);
-		strmap_t *group = strmap_get(&idx->pools, key);
+		pool_index_group_t *group = strmap_get(&idx->pools, key);
 		if (group != NULL) {
-			strmap_remove(group, name);
-			if (strmap_size(group) == 0)
+			strmap_remove(&group->nodes, name);
+			group->stale = true;
+			if (strmap_size(&group->nodes) == 0)
 				pool_index_group_free(strmap_remove(&idx->pools, key));
 		}
 		free(key);
@@ -69,11 +80,21 @@ static void pool_index_remove_node(pool_index_t *idx, const char *name)
 	pool_index_node_free(n);
 }
 
-void pool_index_set_node(pool_index_t *idx, const store_t *plans, const char *name, const projection_node_t *node)
+/* Whether the pools that select a node are the ones it had (a or b may be NULL: none). */
+static bool pool_index_same_matches(const pool_index_node_t *a, const pool_index_node_t *b)
 {
-	pool_index_remove_node(idx, name);
-	if (node == NULL)
-		return;
+	size_t na = a ? a->n : 0, nb = b ? b->n : 0;
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(a->matches[i].plan, b->matches[i].plan) != 0 || strcmp(a->matches[i].pool, b->matches[i].pool) != 0)
+			return false;
+	return true;
+}
+
+/* The pools of the valid plans that select node (NULL: none). Plans are few: every pool of every plan is asked. */
+static pool_index_node_t *pool_index_match(const pool_index_t *idx, const store_t *plans, const projection_node_t *node)
+{
 	pool_index_node_t *n = xcalloc(1, sizeof(*n));
 	size_t it = 0;
 	const void *v;
@@ -89,21 +110,36 @@ void pool_index_set_node(pool_index_t *idx, const store_t *plans, const char *na
 								   .pool = xstrdup(p->plan.pools[i].name) };
 		}
 	}
-	if (n->n == 0) {
-		pool_index_node_free(n);
-		return;
+	if (n->n > 0)
+		return n;
+	pool_index_node_free(n);
+	return NULL;
+}
+
+bool pool_index_set_node(pool_index_t *idx, const store_t *plans, const char *name, const projection_node_t *node)
+{
+	pool_index_node_t *n = node ? pool_index_match(idx, plans, node) : NULL;
+	if (pool_index_same_matches(strmap_get(&idx->nodes, name), n)) {
+		if (n)
+			pool_index_node_free(n);
+		return false;
 	}
+	pool_index_remove_node(idx, name);
+	if (n == NULL)
+		return true;
 	strmap_put(&idx->nodes, name, n);
 	for (size_t i = 0; i < n->n; i++) {
 		char *key = pool_index_group_key(n->matches[i].plan, n->matches[i].pool);
-		strmap_t *group = strmap_get(&idx->pools, key);
+		pool_index_group_t *group = strmap_get(&idx->pools, key);
 		if (group == NULL) {
 			group = xcalloc(1, sizeof(*group));
 			strmap_put(&idx->pools, key, group);
 		}
-		strmap_put(group, name, n);
+		strmap_put(&group->nodes, name, n);
+		group->stale = true;
 		free(key);
 	}
+	return true;
 }
 
 static bool pool_index_same_selector(const plan_selector_t *a, const plan_selector_t *b)
@@ -166,12 +202,33 @@ const pool_index_node_t *pool_index_node(const pool_index_t *idx, const char *na
 	return strmap_get(&idx->nodes, name);
 }
 
-const strmap_t *pool_index_members(const pool_index_t *idx, const char *plan, const char *pool)
+static int pool_index_member_cmp(const void *a, const void *b)
+{
+	return strcmp(((const pool_index_member_t *)a)->node, ((const pool_index_member_t *)b)->node);
+}
+
+size_t pool_index_members(pool_index_t *idx, const char *plan, const char *pool, const pool_index_member_t **out)
 {
 	char *key = pool_index_group_key(plan, pool);
-	const strmap_t *group = strmap_get(&idx->pools, key);
+	pool_index_group_t *group = strmap_get(&idx->pools, key);
 	free(key);
-	return group;
+	*out = NULL;
+	if (group == NULL)
+		return 0;
+	if (group->stale) {
+		/* The map's own keys: they live as long as their members, and a member leaving makes the list stale. */
+		group->n_sorted = 0;
+		group->sorted = xrealloc(group->sorted, strmap_size(&group->nodes) * sizeof(*group->sorted));
+		size_t it = 0;
+		const char *node;
+		void *v;
+		while (strmap_next(&group->nodes, &it, &node, &v))
+			group->sorted[group->n_sorted++] = (pool_index_member_t){ .node = node, .matches = v };
+		qsort(group->sorted, group->n_sorted, sizeof(*group->sorted), pool_index_member_cmp);
+		group->stale = false;
+	}
+	*out = group->sorted;
+	return group->n_sorted;
 }
 
 bool pool_index_conflict(const pool_index_node_t *n, const char *plan, const pool_index_match_t **mine,

@@ -42,18 +42,29 @@ typedef struct {
 
 typedef bool (*pool_index_matcher_t)(const plan_selector_t *sel, const projection_node_t *node);
 
+/* A node a pool selects, with every pool that selects it. */
+typedef struct {
+	const char *node;
+	const pool_index_node_t *matches;
+} pool_index_member_t;
+
 typedef struct {
 	pool_index_matcher_t matcher;
 	strmap_t nodes; /* node name -> pool_index_node_t*; a node no pool selects is absent */
-	/* "<plan>\x1f<pool>" -> strmap_t* of node name -> pool_index_node_t* (see pool_index_members) */
+	/* "<plan>\x1f<pool>" -> the pool's members (see pool_index_members) */
 	strmap_t pools;
 } pool_index_t;
 
 void pool_index_init(pool_index_t *idx, pool_index_matcher_t matcher);
 void pool_index_free(pool_index_t *idx);
 
-/* A node was added or changed (node set) or deleted (node NULL); plans is the plan store. */
-void pool_index_set_node(pool_index_t *idx, const store_t *plans, const char *name, const projection_node_t *node);
+/*
+ * A node was added or changed (node set) or deleted (node NULL); plans is the
+ * plan store. Returns whether the pools that select it changed: most node
+ * changes (status, heartbeats, a label no selector reads) leave the index as
+ * it was, the member lists included.
+ */
+bool pool_index_set_node(pool_index_t *idx, const store_t *plans, const char *name, const projection_node_t *node);
 
 /*
  * A plan was added, changed (old and new set) or deleted (new NULL); plans
@@ -67,11 +78,12 @@ bool pool_index_plan_changed(pool_index_t *idx, const store_t *plans, const stor
 const pool_index_node_t *pool_index_node(const pool_index_t *idx, const char *name);
 
 /*
- * The nodes a pool of a plan selects (NULL when none): iterate with
- * strmap_next; keys are node names, values their pool_index_node_t. A node
- * with n > 1 is also selected by another pool (of this plan or another one).
+ * The nodes a pool of a plan selects, sorted by name (0 and NULL when none).
+ * A node with matches->n > 1 is also selected by another pool (of this plan
+ * or another one). The list is kept between calls and sorted again only after
+ * the pool's members changed; it is valid until the index next changes.
  */
-const strmap_t *pool_index_members(const pool_index_t *idx, const char *plan, const char *pool);
+size_t pool_index_members(pool_index_t *idx, const char *plan, const char *pool, const pool_index_member_t **out);
 
 /*
  * Whether a node selected by a pool of plan is also selected by another

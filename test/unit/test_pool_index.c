@@ -31,13 +31,14 @@ typedef struct {
 	store_t plans;
 	pool_index_t idx;
 	bool rebuilt; /* what the last plan change returned */
+	bool node_changed; /* what the last node change returned */
 } fixture_t;
 
 static void follow_nodes(const void *old, const void *new, void *data)
 {
 	fixture_t *f = data;
 	const projection_node_t *node = new ? new : old;
-	pool_index_set_node(&f->idx, &f->plans, node->meta.name, new);
+	f->node_changed = pool_index_set_node(&f->idx, &f->plans, node->meta.name, new);
 }
 
 static void follow_plans(const void *old, const void *new, void *data)
@@ -113,20 +114,34 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A pool's members, which must be sorted by name: the member named node, NULL when it is not one. */
+static const pool_index_member_t *pool_member(pool_index_t *idx, const char *plan, const char *pool, const char *node)
+{
+	const pool_index_member_t *members, *found = NULL;
+	size_t n = pool_index_members(idx, plan, pool, &members);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(members[i - 1].node, members[i].node) >= 0)
+			fail_msg("pool %s/%s: %s listed before %s", plan, pool, members[i - 1].node, members[i].node);
+		if (strcmp(members[i].node, node) == 0)
+			found = &members[i];
+	}
+	return found;
+}
+
 /*
  * What selects a node: "plan/pool" sorted, space-joined ("" for nothing).
  * Each of them must also list the node among its members.
  */
-static char *node_pools(const pool_index_t *idx, const char *node)
+static char *node_pools(pool_index_t *idx, const char *node)
 {
 	const pool_index_node_t *n = pool_index_node(idx, node);
 	size_t count = n ? n->n : 0;
 	char **names = xcalloc(count + 1, sizeof(char *));
 	for (size_t i = 0; i < count; i++) {
 		names[i] = xasprintf("%s/%s", n->matches[i].plan, n->matches[i].pool);
-		const strmap_t *members = pool_index_members(idx, n->matches[i].plan, n->matches[i].pool);
-		assert_non_null(members);
-		assert_ptr_equal(strmap_get(members, node), n);
+		const pool_index_member_t *m = pool_member(idx, n->matches[i].plan, n->matches[i].pool, node);
+		assert_non_null(m);
+		assert_ptr_equal(m->matches, n);
 	}
 	qsort(names, count, sizeof(char *), str_cmp);
 	char *joined = xstrdup("");
@@ -141,12 +156,22 @@ static char *node_pools(const pool_index_t *idx, const char *node)
 }
 
 /* Members of every pool, counted: equal to the matches of every node when nothing stale is left. */
-static size_t member_count(const pool_index_t *idx)
+static size_t member_count(pool_index_t *idx)
 {
-	size_t total = 0, it = 0;
-	void *v;
-	while (strmap_next(&idx->pools, &it, NULL, &v))
-		total += strmap_size(v);
+	size_t n_keys = 0, it = 0, total = 0;
+	const char *key;
+	char **keys = xcalloc(strmap_size(&idx->pools) + 1, sizeof(char *));
+	while (strmap_next(&idx->pools, &it, &key, NULL))
+		keys[n_keys++] = xstrdup(key); /* "plan\x1fpool" */
+	for (size_t i = 0; i < n_keys; i++) {
+		char *sep = strchr(keys[i], '\x1f');
+		assert_non_null(sep);
+		*sep = '\0';
+		const pool_index_member_t *members;
+		total += pool_index_members(idx, keys[i], sep + 1, &members);
+		free(keys[i]);
+	}
+	free(keys);
 	return total;
 }
 
@@ -167,7 +192,7 @@ typedef struct {
 	const char *name;
 	const char *rv;
 	const char *spec;    /* node: its pool label; plan: its pools (see plan_event) */
-	int rebuilt;         /* plan steps: whether the index is worked out again (-1: node step) */
+	int changed;         /* plan: whether the index is worked out again; node: whether the pools that select it did */
 	const char *want[N_NODES]; /* what selects n1, n2, n3 afterwards */
 } pool_step_t;
 
@@ -175,40 +200,42 @@ static void test_pool_index_follows_nodes_and_plans(void **state)
 {
 	(void)state;
 	static const pool_step_t steps[] = {
-		/* what  type        name      rv   spec        rebuilt  n1        n2        n3 */
+		/* what  type        name      rv   spec        changed  n1        n2        n3 */
 		{ PLAN, "ADDED", "e2e", "1", "a=a,b=b", 1, { "", "", "" } },
-		{ NODE, "ADDED", "n1", "2", "a", -1, { "e2e/a", "", "" } },
-		{ NODE, "ADDED", "n2", "3", "b", -1, { "e2e/a", "e2e/b", "" } },
-		{ NODE, "ADDED", "n3", "4", NULL, -1, { "e2e/a", "e2e/b", "" } },
+		{ NODE, "ADDED", "n1", "2", "a", 1, { "e2e/a", "", "" } },
+		{ NODE, "ADDED", "n2", "3", "b", 1, { "e2e/a", "e2e/b", "" } },
+		{ NODE, "ADDED", "n3", "4", NULL, 0, { "e2e/a", "e2e/b", "" } },
 		/* a relabel: n1 leaves pool a and joins pool b */
-		{ NODE, "MODIFIED", "n1", "5", "b", -1, { "e2e/b", "e2e/b", "" } },
+		{ NODE, "MODIFIED", "n1", "5", "b", 1, { "e2e/b", "e2e/b", "" } },
 		/* a selector edited: pool b now selects label c */
 		{ PLAN, "MODIFIED", "e2e", "6", "a=a,b=c", 1, { "", "", "" } },
-		{ NODE, "MODIFIED", "n3", "7", "c", -1, { "", "", "e2e/b" } },
-		{ NODE, "MODIFIED", "n1", "8", "a", -1, { "e2e/a", "", "e2e/b" } },
+		{ NODE, "MODIFIED", "n3", "7", "c", 1, { "", "", "e2e/b" } },
+		{ NODE, "MODIFIED", "n1", "8", "a", 1, { "e2e/a", "", "e2e/b" } },
+		/* a node's status written, its labels as they were: the same pools, the index untouched */
+		{ NODE, "MODIFIED", "n1", "9", "a", 0, { "e2e/a", "", "e2e/b" } },
 		/* a status write (same pools): nothing to work out again */
-		{ PLAN, "MODIFIED", "e2e", "9", "a=a,b=c", 0, { "e2e/a", "", "e2e/b" } },
+		{ PLAN, "MODIFIED", "e2e", "10", "a=a,b=c", 0, { "e2e/a", "", "e2e/b" } },
 		/* a second plan whose pool selects n3 too */
-		{ PLAN, "ADDED", "overlap", "10", "same=c", 1, { "e2e/a", "", "e2e/b overlap/same" } },
+		{ PLAN, "ADDED", "overlap", "11", "same=c", 1, { "e2e/a", "", "e2e/b overlap/same" } },
 		/* an invalid plan selects nothing */
-		{ PLAN, "ADDED", "broken", "11", NULL, 0, { "e2e/a", "", "e2e/b overlap/same" } },
-		{ PLAN, "DELETED", "e2e", "12", "a=a,b=c", 1, { "", "", "overlap/same" } },
-		{ PLAN, "DELETED", "broken", "13", NULL, 0, { "", "", "overlap/same" } },
-		{ NODE, "DELETED", "n3", "14", "c", -1, { "", "", "" } },
+		{ PLAN, "ADDED", "broken", "12", NULL, 0, { "e2e/a", "", "e2e/b overlap/same" } },
+		{ PLAN, "DELETED", "e2e", "13", "a=a,b=c", 1, { "", "", "overlap/same" } },
+		{ PLAN, "DELETED", "broken", "14", NULL, 0, { "", "", "overlap/same" } },
+		{ NODE, "DELETED", "n3", "15", "c", 1, { "", "", "" } },
 	};
 	static const char *const nodes[N_NODES] = { "n1", "n2", "n3" };
 	fixture_t f;
 	fixture_init(&f);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		const pool_step_t *st = &steps[i];
-		f.rebuilt = false;
+		f.rebuilt = f.node_changed = false;
 		if (st->what == NODE)
 			node_event(&f, st->type, st->name, st->rv, st->spec);
 		else
 			plan_event(&f, st->type, st->name, st->rv, st->spec);
-		if (st->rebuilt >= 0 && f.rebuilt != (st->rebuilt == 1))
-			fail_msg("step %zu (%s %s): worked out again: %d, want %d", i, st->type, st->name, f.rebuilt,
-				 st->rebuilt);
+		bool changed = st->what == NODE ? f.node_changed : f.rebuilt;
+		if (changed != (st->changed == 1))
+			fail_msg("step %zu (%s %s): changed: %d, want %d", i, st->type, st->name, changed, st->changed);
 		for (size_t n = 0; n < N_NODES; n++) {
 			char *got = node_pools(&f.idx, nodes[n]);
 			if (strcmp(got, st->want[n]) != 0)
@@ -219,6 +246,35 @@ static void test_pool_index_follows_nodes_and_plans(void **state)
 		assert_int_equal(member_count(&f.idx), match_count(&f.idx));
 	}
 	assert_int_equal(strmap_size(&f.idx.pools), 0); /* no empty pool left behind */
+	fixture_free(&f);
+}
+
+/* A pool's members come sorted by name, and follow nodes joining and leaving between two reads. */
+static void test_pool_index_members_sorted(void **state)
+{
+	(void)state;
+	fixture_t f;
+	fixture_init(&f);
+	plan_event(&f, "ADDED", "e2e", "1", "a=a");
+	const char *order[] = { "n3", "n10", "n1", "n2" };
+	for (size_t i = 0; i < 4; i++)
+		node_event(&f, "ADDED", order[i], "2", "a");
+	const pool_index_member_t *members;
+	const char *want[] = { "n1", "n10", "n2", "n3" };
+	assert_int_equal(pool_index_members(&f.idx, "e2e", "a", &members), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(members[i].node, want[i]);
+	node_event(&f, "MODIFIED", "n10", "3", "b"); /* leaves */
+	node_event(&f, "DELETED", "n2", "4", "a");
+	node_event(&f, "ADDED", "n0", "5", "a");
+	const char *after[] = { "n0", "n1", "n3" };
+	assert_int_equal(pool_index_members(&f.idx, "e2e", "a", &members), 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(members[i].node, after[i]);
+		assert_ptr_equal(members[i].matches, pool_index_node(&f.idx, after[i]));
+	}
+	assert_int_equal(pool_index_members(&f.idx, "e2e", "b", &members), 0);
+	assert_null(members);
 	fixture_free(&f);
 }
 
@@ -268,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_index_follows_nodes_and_plans),
 		cmocka_unit_test(test_pool_index_reports_conflicts),
+		cmocka_unit_test(test_pool_index_members_sorted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
