@@ -157,6 +157,9 @@ struct plan_controller {
 	int probes;
 	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
 	strmap_t capacity;
+	/* The SLO tracker's samples for each pool of the plan being judged: buffers kept between reconciles. */
+	slo_sample_t **samples;
+	size_t *sample_caps, n_sample_bufs;
 	/* The plans' Prometheus queries, asked on the loop; and plan -> the query names that have series. */
 	prom_query_t *prom;
 	strmap_t metric_queries;
@@ -1828,24 +1831,31 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		n_queries = prom_query_judge(pc->prom, r->plan->name, &r->plan->slo.prometheus, r->freeze.judge_since_ms,
 					     r->now, queries);
 	pc_driver_failures(pc, r);
-	/* The tracker's samples of every pool, in one walk of its records. */
+	/* The tracker's samples of every pool, in one walk of its records, into buffers kept between reconciles. */
 	size_t n_pools = r->plan->n_pools;
+	if (pc->n_sample_bufs < n_pools) {
+		pc->samples = xrealloc(pc->samples, n_pools * sizeof(*pc->samples));
+		pc->sample_caps = xrealloc(pc->sample_caps, n_pools * sizeof(*pc->sample_caps));
+		for (size_t i = pc->n_sample_bufs; i < n_pools; i++) {
+			pc->samples[i] = NULL;
+			pc->sample_caps[i] = 0;
+		}
+		pc->n_sample_bufs = n_pools;
+	}
 	size_t *n_samples = xcalloc(n_pools + 1, sizeof(*n_samples));
-	slo_sample_t **samples = xcalloc(n_pools + 1, sizeof(*samples));
 	int64_t since = r->now - (int64_t)r->plan->slo.window_ms;
 	if (r->freeze.judge_since_ms > since)
 		since = r->freeze.judge_since_ms;
 	pc_member_of_t member_of = { .pc = pc, .plan = r->plan, .name = r->po->meta.name };
 	slo_tracker_samples_pools(pc->slo, r->plan->driver, (const char *const *)r->plan->device_classes,
-				  r->plan->n_device_classes, pc_member_of, &member_of, n_pools, since, samples, n_samples);
+				  r->plan->n_device_classes, pc_member_of, &member_of, n_pools, since, pc->samples,
+				  pc->sample_caps, n_samples);
 	for (size_t i = 0; i < n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
-		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, samples[i], n_samples[i], queries,
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, pc->samples[i], n_samples[i], queries,
 			      n_queries);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
-		free(samples[i]);
 	}
-	free(samples);
 	free(n_samples);
 }
 
@@ -3206,6 +3216,10 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->node_recs, free);
 	strmap_clear(&pc->preflight, pc_preflight_free);
 	strmap_clear(&pc->capacity, pc_capacity_free);
+	for (size_t i = 0; i < pc->n_sample_bufs; i++)
+		free(pc->samples[i]);
+	free(pc->samples);
+	free(pc->sample_caps);
 	free(pc);
 	if (done)
 		done(data);

@@ -545,7 +545,7 @@ static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, 
 
 void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
 			       size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
-			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *n_out)
+			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *cap, size_t *n_out)
 {
 	if (t->last_now_ms > since_ms) {
 		uint64_t span = (uint64_t)t->last_now_ms - (uint64_t)since_ms; /* exact: two's complement */
@@ -553,10 +553,8 @@ void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const
 		if (window > t->retention->max_window_ms)
 			t->retention->max_window_ms = window;
 	}
-	for (size_t p = 0; p < n_pools; p++) {
-		out[p] = NULL;
+	for (size_t p = 0; p < n_pools; p++)
 		n_out[p] = 0;
-	}
 	slo_tracker_query_t q = { .classes = xcalloc(n_classes + 1, sizeof(char *)), .n_classes = n_classes,
 				  .by_driver = driver != NULL,
 				  .driver = driver ? strmap_interned(&t->names, driver) : NULL };
@@ -572,8 +570,10 @@ void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const
 		size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
 		size_t to = pool == SLO_TRACKER_EVERY_POOL ? n_pools : (size_t)pool + 1;
 		for (size_t p = from; p < to; p++) {
-			if (out[p] == NULL)
-				out[p] = xcalloc(t->n_records - i, sizeof(slo_sample_t));
+			if (n_out[p] == cap[p]) {
+				cap[p] = cap[p] ? 2 * cap[p] : 64;
+				out[p] = xrealloc(out[p], cap[p] * sizeof(slo_sample_t));
+			}
 			out[p][n_out[p]++] = (slo_sample_t){
 				.created_ms = r->created_ms,
 				.allocated_ms = r->allocated_ms,
@@ -606,7 +606,9 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
 			   slo_sample_t **out)
 {
 	slo_tracker_list_t list = { .nodes = pool_nodes, .n = n_nodes };
-	size_t n;
-	slo_tracker_samples_pools(t, driver, device_classes, n_classes, slo_tracker_listed, &list, 1, since_ms, out, &n);
+	size_t n, cap = 0;
+	*out = NULL;
+	slo_tracker_samples_pools(t, driver, device_classes, n_classes, slo_tracker_listed, &list, 1, since_ms, out, &cap,
+				  &n);
 	return n;
 }

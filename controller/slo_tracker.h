@@ -94,10 +94,16 @@ size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const cha
  * two pools select is a member of neither), so it names one pool at most.
  * The caller answers from what it already indexes: no set of the plan's
  * nodes is built for each call.
+ *
+ * out[p] is a buffer of cap[p] samples the caller keeps from one call to the
+ * next (NULL and 0 at first; free() it at the end), grown with realloc when
+ * a pool has more samples than it holds: a reconcile at 1,000 nodes asked
+ * for buffers of hundreds of KiB and freed them again each time, and glibc
+ * consolidated its free chunks at every such free.
  */
 void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
 			       size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
-			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *n_out);
+			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *cap, size_t *n_out);
 
 /* Records held (claims, deleted claims not yet aged out, placeholders): a /metrics gauge. */
 size_t slo_tracker_size(const slo_tracker_t *t);

@@ -631,11 +631,11 @@ static void test_samples_in_creation_order_as_records_change(void **state)
 		assert_true(s[i - 1].created_ms <= s[i].created_ms);
 	free(s);
 
-	/* Many arriving at once (sorted with the rest), then a few (each put in its place), in any order. */
+	/* Many arriving at once (sorted with the rest, more than a first buffer holds), then a few (each put in its place), in any order. */
 	char name[16];
 	size_t total = 4;
 	for (size_t round = 0; round < 2; round++) {
-		size_t k = round == 0 ? 50 : 5;
+		size_t k = round == 0 ? 100 : 5;
 		for (size_t i = 0; i < k; i++, total++) {
 			snprintf(name, sizeof(name), "m%zu-%zu", round, i);
 			make_claim(&b, name, NOW - (int64_t)((i * 37) % 53) * SEC - (round ? 7 * MIN : 0), "gpu.example.com");
@@ -692,12 +692,13 @@ static void test_pools_in_one_walk(void **state)
 	allocate(&b, "other-node", "gpu.example.com");
 	slo_tracker_observe_claim(t, &b.c, NULL, NOW);
 
+	slo_sample_t *out[3] = { NULL, NULL, NULL }; /* kept from one call to the next, as the controller keeps them */
+	size_t cap[3] = { 0, 0, 0 };
 	for (size_t len = 2; len <= 20; len += 18) { /* pools of 2 nodes and of 20 */
 		const char *const *pools[3] = { lists[0], lists[1], lists[2] };
 		size_t n[3];
-		slo_sample_t *out[3];
 		slo_tracker_samples_pools(t, "gpu.example.com", gpu_classes, 1, first_nodes_of_pools, &len, 3, NOW - 10 * MIN,
-					  out, n);
+					  out, cap, n);
 		for (size_t p = 0; p < 3; p++) {
 			/* With two nodes a pool holds only its claim on node 0; with twenty, all p + 1. */
 			size_t allocated = len == 2 ? 1 : p + 1;
@@ -709,9 +710,10 @@ static void test_pools_in_one_walk(void **state)
 			for (size_t i = 0; i < n[p]; i++)
 				assert_int_equal(out[p][i].created_ms, alone[i].created_ms);
 			free(alone);
-			free(out[p]);
 		}
 	}
+	for (size_t p = 0; p < 3; p++)
+		free(out[p]);
 	slo_tracker_free(t);
 }
 
