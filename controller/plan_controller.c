@@ -180,8 +180,9 @@ typedef struct {
 	cJSON *then_freeze; /* a status write that records a new breach: the breach, frozen once it is written */
 	char *what;
 	uint64_t sent; /* loop time it was sent: the API server's answer time is logged at debug level */
-	const char *done; /* a freeze switch's write: logged at info once the API server has taken it */
-	char *breach;     /* ... with the breach it is for */
+	const char *done;     /* a switch's write: logged at info once the API server has taken it */
+	const char *done_key; /* ... with done_key=done_value (the breach, the tenancy stage) */
+	char *done_value;
 } pc_write_t;
 
 static void pc_write_free(pc_write_t *w)
@@ -191,7 +192,7 @@ static void pc_write_free(pc_write_t *w)
 	free(w->node);
 	free(w->plan);
 	free(w->switch_plan);
-	free(w->breach);
+	free(w->done_value);
 	free(w->finalizer_plan);
 	free(w->what);
 	free(w);
@@ -335,8 +336,7 @@ static void pc_on_write(const kube_http_response_t *resp, void *data)
 			free(strmap_remove(&w->sw->errors, w->switch_plan));
 			/* Logged when in force, not when asked for: with the write's time, the part of
 			 * breach -> denial the API server took (tools/bench freeze reads it). */
-			if (w->done)
-				log_info(w->done, "plan", w->switch_plan, "breach", w->breach, "write_ms", took);
+			log_info(w->done, "plan", w->switch_plan, w->done_key, w->done_value, "write_ms", took);
 		} else if (w->notes) {
 			notifier_send(pc->notifier, w->notes);
 			w->notes = NULL;
@@ -364,15 +364,16 @@ static pc_write_t *pc_write_new(plan_controller_t *pc, const char *node, const c
 	return w;
 }
 
-/* A write of a freeze switch for po: done is logged once the API server has taken it. */
-static pc_write_t *pc_switch_write(plan_controller_t *pc, pc_switch_t *sw, const plan_object_t *po, const char *breach,
-				   const char *what, const char *done)
+/* A write of one of plan's switches: done is logged, with key=value, once the API server has taken it. */
+static pc_write_t *pc_switch_write(plan_controller_t *pc, pc_switch_t *sw, const char *plan, const char *what,
+				   const char *done, const char *key, const char *value)
 {
 	pc_write_t *w = pc_write_new(pc, NULL, what);
 	w->sw = sw;
-	w->switch_plan = xstrdup(po->meta.name);
+	w->switch_plan = xstrdup(plan);
 	w->done = done;
-	w->breach = xstrdup(breach);
+	w->done_key = key;
+	w->done_value = xstrdup(value);
 	return w;
 }
 
@@ -1105,8 +1106,9 @@ static void pc_assert_parameter(plan_controller_t *pc, const plan_object_t *po, 
 		.n_classes = plan->n_device_classes,
 		.frozen = frozen,
 	};
-	pc_write_t *w = pc_switch_write(pc, &pc->param, po, breach_id, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)",
-				      frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted");
+	pc_write_t *w = pc_switch_write(pc, &pc->param, po->meta.name, frozen ? "freeze parameter (freeze)" : "freeze parameter (lift)",
+				      frozen ? "freeze enforced: new claims for the plan's classes are denied" : "admission freeze lifted",
+				      "breach", breach_id);
 	if (freeze_set(pc->http, &state, pc_on_write, w) == 0) {
 		pc->in_flight++;
 		free(strmap_put(&pc->param.written, po->meta.name, want));
@@ -1133,8 +1135,9 @@ static void pc_assert_taint(plan_controller_t *pc, const plan_object_t *po, cons
 		free(want);
 		return;
 	}
-	pc_write_t *w = pc_switch_write(pc, &pc->taint, po, breach_id, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)",
-				      tainted ? "freeze enforced: the driver's devices are tainted NoSchedule" : "device taint lifted");
+	pc_write_t *w = pc_switch_write(pc, &pc->taint, po->meta.name, tainted ? "DeviceTaintRule (freeze)" : "DeviceTaintRule (lift)",
+				      tainted ? "freeze enforced: the driver's devices are tainted NoSchedule" : "device taint lifted",
+				      "breach", breach_id);
 	w->missing_ok = !tainted;
 	freeze_taint_t taint = { .plan = po->meta.name,
 				 .plan_uid = po->meta.uid,
@@ -2569,14 +2572,12 @@ static void pc_assert_tenancy(plan_controller_t *pc, const pc_reconcile_t *r)
 		free(json);
 		return;
 	}
-	pc_write_t *w = pc_write_new(pc, NULL, "tenancy parameter");
-	w->sw = &pc->tenancy;
-	w->switch_plan = xstrdup(plan->name);
+	pc_write_t *w = pc_switch_write(pc, &pc->tenancy, plan->name, "tenancy parameter",
+				      "tenant boundary written: claims for the plan's classes are admitted as the stage says",
+				      "stage", tenancy_stage_name(t.stage));
 	if (tenancy_parameter_set(pc->http, json, plan->name, pc_on_write, w) == 0) {
 		pc->in_flight++;
 		strmap_put(&pc->tenancy.writing, plan->name, pc);
-		log_info("tenant boundary written: claims for the plan's classes are admitted as the stage says", "plan",
-			 plan->name, "stage", tenancy_stage_name(t.stage));
 		free(strmap_put(&pc->tenancy.written, plan->name, json));
 	} else {
 		pc_write_free(w);

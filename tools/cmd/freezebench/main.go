@@ -284,13 +284,14 @@ func (o *observer) signalVerdictLocked(pool, name string) string {
 }
 
 type bench struct {
-	start  time.Time
-	cfg    *config
-	cs     *kubernetes.Clientset
-	dyn    dynamic.Interface
-	obs    *observer
-	httpc  *http.Client
-	claims int // real claims created by the admission check (must stay 0)
+	start   time.Time
+	cfg     *config
+	cs      *kubernetes.Clientset
+	dyn     dynamic.Interface
+	obs     *observer
+	httpc   *http.Client
+	claims  int   // real claims created by the admission check (must stay 0)
+	logRead int64 // bytes of --operator-log read so far (complete lines)
 }
 
 // stage logs a stage of a round on stderr with -v: the UTC wall clock (to

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -85,15 +86,17 @@ func findEnforcement(log []byte, plan, id string) (enforcement, bool) {
 }
 
 // operatorEnforcement waits for drashift's log line for breach id (it may
-// trail the denial by a moment) and reads it.
+// trail the denial by a moment) and reads it. Each poll reads only what the
+// log gained since the last complete line already read: rounds come one
+// after the other, so a round's line is never before that point.
 func (b *bench) operatorEnforcement(ctx context.Context, id string) (enforcement, error) {
 	deadline := time.Now().Add(b.cfg.stageTimeout)
 	for {
-		log, err := os.ReadFile(b.cfg.operatorLog)
+		fresh, err := b.readOperatorLog()
 		if err != nil {
 			return enforcement{}, err
 		}
-		if e, ok := findEnforcement(log, b.cfg.plan, id); ok {
+		if e, ok := findEnforcement(fresh, b.cfg.plan, id); ok {
 			return e, nil
 		}
 		if time.Now().After(deadline) {
@@ -105,4 +108,23 @@ func (b *bench) operatorEnforcement(ctx context.Context, id string) (enforcement
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// readOperatorLog returns the complete lines the log gained since the last call.
+func (b *bench) readOperatorLog() ([]byte, error) {
+	f, err := os.Open(b.cfg.operatorLog)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(b.logRead, io.SeekStart); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1 // a line still being written waits for the next call
+	b.logRead += int64(complete)
+	return data[:complete], nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -32,6 +34,36 @@ func TestLogfmt(t *testing.T) {
 	for k, v := range map[string]string{"time": "2026-12-06T14:17:17.118Z", "level": "info", "msg": `a "quoted" = value`, "empty": "", "last": "x"} {
 		if f[k] != v {
 			t.Errorf("%s: got %q, want %q", k, f[k], v)
+		}
+	}
+}
+
+func TestReadOperatorLogReadsEachCompleteLineOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "operator.log")
+	if err := os.WriteFile(path, []byte("first line\nsecond li"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &bench{cfg: &config{operatorLog: path}}
+	for _, c := range []struct{ appended, want string }{
+		{"", "first line\n"},
+		{"", ""}, // the second line is still being written
+		{"ne\nthird", "second line\n"},
+		{"\n", "third\n"},
+	} {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(c.appended); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		got, err := b.readOperatorLog()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("after appending %q: read %q, want %q", c.appended, got, c.want)
 		}
 	}
 }
