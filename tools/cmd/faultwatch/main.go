@@ -11,7 +11,14 @@
 //     another writer did, it is recorded, not a violation: drashift cannot
 //     stop it, and refuses the node until the labels are put back);
 //   - claim-deleted: a ResourceClaim is deleted while a pod it is reserved for
-//     is bound to a node and has not finished. The claim watch may deliver
+//     is bound to a node, uses it and has not finished. A pod uses the claims
+//     it names (spec.resourceClaims, status.resourceClaimStatuses, the
+//     scheduler's status.extendedResourceClaimStatus); one that names none is
+//     taken to use it. Trial 10090: the scheduler made and reserved an
+//     extended-resource claim for a pod, could bind neither the pod nor undo
+//     the claim while the API server restarted, bound the pod 16 s later
+//     with a claim it made anew, and kube-controller-manager deleted the
+//     first as unused while the pod ran: recorded, not a violation. The claim watch may deliver
 //     the deletion before the pod watch delivers the pod's end (trial 9014:
 //     after an API server restart the claims relisted 70 ms before the pods,
 //     and showed three claims kube-controller-manager had deleted once their
@@ -109,6 +116,9 @@ type podUse struct {
 	bound      uint64 // resourceVersion at which it was first seen bound to node
 	finished   uint64 // resourceVersion at which it was first seen finished or deleted; 0 while not
 	endUnknown bool   // deleted while the pod watch was cut
+	// The ResourceClaims the pod names (spec.resourceClaims, status.resourceClaimStatuses, the one the
+	// scheduler made for its extended resources), as far as the pod watch showed them.
+	claims map[string]bool
 }
 
 // driverOff is a label change still to judge.
@@ -153,7 +163,8 @@ type observer struct {
 // claim watch showed; rv, the deletion's, or for a deletion a relist found, the
 // claim watch's resourceVersion a second after it: 0 until then).
 type claimGone struct {
-	name     string
+	name     string // namespace/name
+	claim    string // name
 	pods     []resourcev1.ResourceClaimConsumerReference
 	seen, rv uint64
 	at       time.Time
@@ -308,7 +319,7 @@ func labelWriter(n *v1.Node, key string) string {
 func (o *observer) claimDeleted(c *resourcev1.ResourceClaim, relisted bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	g := claimGone{name: c.Namespace + "/" + c.Name, seen: rvOf(c.ResourceVersion), at: time.Now()}
+	g := claimGone{name: c.Namespace + "/" + c.Name, claim: c.Name, seen: rvOf(c.ResourceVersion), at: time.Now()}
 	for _, r := range c.Status.ReservedFor {
 		if r.Resource == "pods" {
 			g.pods = append(g.pods, r)
@@ -348,16 +359,20 @@ func (o *observer) judgeClaims(stopping bool) {
 		if g.rv == 0 {
 			g.rv = g.seen
 		}
-		var users, unjudged []string
+		var users, unjudged, other []string
 		for _, r := range g.pods {
 			u := o.uses[string(r.UID)]
 			if u == nil {
 				continue
 			}
+			if !u.uses(g.claim) {
+				other = append(other, r.Name)
+				continue
+			}
 			u.tally(g.seen, g.rv, r.Name, &users, &unjudged)
 		}
 		o.record("claim-deleted", g.name, map[string]any{"reservedFor": len(g.pods), "rv": g.rv,
-			"runningUsers": users, "notJudged": unjudged})
+			"runningUsers": users, "notJudged": unjudged, "reservedForPodsUsingOthers": other})
 		if len(users) > 0 {
 			o.violation("claim-deleted", g.name, "deleted while reserved for running pods %v", users)
 		}
@@ -398,6 +413,7 @@ func (o *observer) use(p *v1.Pod, gone, unknown bool) {
 		}
 		o.uses[string(p.UID)] = u
 	}
+	u.names(p)
 	afterGap := o.podGap.spans(string(p.UID))
 	if u.finished != 0 || u.endUnknown {
 		return
@@ -411,6 +427,33 @@ func (o *observer) use(p *v1.Pod, gone, unknown bool) {
 	} else {
 		u.finished = rvOf(p.ResourceVersion)
 	}
+}
+
+// names adds the ResourceClaims p names to what u knows of them.
+func (u *podUse) names(p *v1.Pod) {
+	add := func(name *string) {
+		if name != nil && *name != "" {
+			if u.claims == nil {
+				u.claims = map[string]bool{}
+			}
+			u.claims[*name] = true
+		}
+	}
+	for i := range p.Spec.ResourceClaims {
+		add(p.Spec.ResourceClaims[i].ResourceClaimName)
+	}
+	for i := range p.Status.ResourceClaimStatuses {
+		add(p.Status.ResourceClaimStatuses[i].ResourceClaimName)
+	}
+	if e := p.Status.ExtendedResourceClaimStatus; e != nil {
+		add(&e.ResourceClaimName)
+	}
+}
+
+// uses: the pod may use the claim. A pod that names claims, none of them this one, does not: the
+// scheduler reserved this claim for it and then bound it with another (trial 10090).
+func (u *podUse) uses(claim string) bool {
+	return len(u.claims) == 0 || u.claims[claim]
 }
 
 // tally adds name to users when the pod was in use at a change the watch places somewhere after seen

@@ -136,6 +136,19 @@ func TestClaimDeletedUnderRunningPod(t *testing.T) {
 			Spec:   v1.PodSpec{NodeName: node, ResourceClaims: []v1.PodResourceClaim{{Name: "gpu"}}},
 			Status: v1.PodStatus{Phase: phase}}
 	}
+	// A pod the scheduler bound with the extended-resource claim it made, named claim.
+	extended := func(rv string, phase v1.PodPhase, node, claim string) *v1.Pod {
+		p := pod(rv, phase, node)
+		p.Spec.ResourceClaims = nil
+		p.Status.ExtendedResourceClaimStatus = &v1.PodExtendedResourceClaimStatus{ResourceClaimName: claim}
+		return p
+	}
+	// A pod whose claim from a template kube-controller-manager named claim.
+	templated := func(rv string, phase v1.PodPhase, node, claim string) *v1.Pod {
+		p := pod(rv, phase, node)
+		p.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: &claim}}
+		return p
+	}
 	for _, c := range []struct {
 		name     string
 		relisted bool // a relist found the claim gone; the claim watch is at 30 by then
@@ -159,6 +172,13 @@ func TestClaimDeletedUnderRunningPod(t *testing.T) {
 		{"relisted, finished before its last state", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("11", v1.PodSucceeded, "n")}}, 0},
 		{"relisted, finished within the span", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("25", v1.PodSucceeded, "n")}}, 0},
 		{"relisted, finished after the relist", true, []podStep{{pod: pod("10", v1.PodRunning, "n")}}, []podStep{{pod: pod("35", v1.PodSucceeded, "n")}}, 1},
+		// Trial 10090: the scheduler reserved claim c for the pod, could not bind it while the API
+		// server restarted, then bound it with a claim it made anew, c2; kube-controller-manager
+		// deleted c as unused while the pod ran on c2.
+		{"running on another claim the scheduler made", false, []podStep{{pod: pod("5", v1.PodPending, "")}, {pod: extended("10", v1.PodRunning, "n", "c2")}}, nil, 0},
+		{"running on the extended-resource claim", false, []podStep{{pod: extended("10", v1.PodRunning, "n", "c")}}, nil, 1},
+		{"running on the claim from its template", false, []podStep{{pod: templated("10", v1.PodRunning, "n", "c")}}, nil, 1},
+		{"running on another claim from its template", false, []podStep{{pod: templated("10", v1.PodRunning, "n", "c3")}}, nil, 0},
 	} {
 		o := newObserver()
 		podsRV := uint64(0)
