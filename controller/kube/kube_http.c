@@ -726,6 +726,19 @@ int kube_http_request(kube_http_t *http, const kube_http_req_t *req, kube_http_c
 	 */
 	curl_easy_setopt(easy, CURLOPT_HTTP_VERSION,
 			 req->on_data != NULL ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
+	/*
+	 * A watch's connection must never carry a request. libcurl 7.88 takes
+	 * every connection to a host that has had an HTTP/2 one as one it may
+	 * multiplex on: once the API server had closed both HTTP/2 connections
+	 * (it answers a refused token with a 401 and a GOAWAY), curl put each
+	 * next request on a watch's busy HTTP/1.1 connection, where it timed out
+	 * and cut that watch, eight watches in a row: 18 s without a Lease
+	 * renewal (test/integration/token_rotation.sh). curl reuses a connection
+	 * only for the same TLS settings, so a watch asks for TLS 1.2 or later
+	 * explicitly (what the default is) and requests do not.
+	 */
+	if (req->on_data != NULL)
+		curl_easy_setopt(easy, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, kube_http_on_body);
