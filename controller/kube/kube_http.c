@@ -734,8 +734,9 @@ int kube_http_request(kube_http_t *http, const kube_http_req_t *req, kube_http_c
 	 * next request on a watch's busy HTTP/1.1 connection, where it timed out
 	 * and cut that watch, eight watches in a row: 18 s without a Lease
 	 * renewal (test/integration/token_rotation.sh). curl reuses a connection
-	 * only for the same TLS settings, so a watch asks for TLS 1.2 or later
-	 * explicitly (what the default is) and requests do not.
+	 * only for transfers with the same TLS settings, so a watch asks for TLS
+	 * 1.2 or later explicitly (the API server's own minimum, so nothing it
+	 * would accept is refused) and requests leave the version to the default.
 	 */
 	if (req->on_data != NULL)
 		curl_easy_setopt(easy, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
