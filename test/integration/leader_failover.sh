@@ -8,6 +8,7 @@ CONTROLLER=${DRASHIFT_CONTROLLER:?DRASHIFT_CONTROLLER names the built drashift-c
 testenv_start
 kubectl create namespace drashift-system >/dev/null
 kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null # its plans are cached too
+crd_established
 
 LEASE_S=4 RETRY_MS=500
 declare -A PID PORT
@@ -33,7 +34,8 @@ first=$(holder)
 case $first in a) second=b ;; b) second=a ;; *) fail "unexpected holder '$first'" ;; esac
 wait_for 10 "$first to report itself leader" leading "$first"
 leading "$second" && fail "both $first and $second report themselves leader"
-for id in a b; do curl -sf "http://127.0.0.1:${PORT[$id]}/readyz" >/dev/null || fail "$id is not ready (a standby must be ready)"; done
+ready() { curl -sf "http://127.0.0.1:${PORT[$1]}/readyz" >/dev/null; }
+for id in a b; do wait_for 10 "$id to be ready (a standby must be ready too)" ready "$id"; done
 log "leader: $first, standby: $second"
 
 # SIGKILL: no release; the standby waits out the lease.

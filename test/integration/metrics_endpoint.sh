@@ -8,6 +8,7 @@ command -v promtool >/dev/null || fail "promtool is missing (Debian package prom
 testenv_start
 kubectl create namespace drashift-system >/dev/null
 kubectl apply -f "$DRASHIFT_ROOT/crds/drashift.io_migrationplans.yaml" >/dev/null # its plans are cached too
+crd_established
 for i in 1 2 3; do create_node "gpu-$i"; done
 
 "$CONTROLLER" --kubeconfig "$KUBECONFIG" --identity metrics-probe --http-bind-address 127.0.0.1:0 >"$TEST_DIR/op.log" 2>&1 &
