@@ -157,9 +157,8 @@ struct plan_controller {
 	int probes;
 	/* "plan\x1fpool" -> slo_capacity_t *: when each pool had no free DRA device (the latency judge's baseline). */
 	strmap_t capacity;
-	/* The SLO tracker's samples for each pool of the plan being judged: buffers kept between reconciles. */
-	slo_sample_t **samples;
-	size_t *sample_caps, n_sample_bufs;
+	/* Plan -> its pools' SLO samples (slo_tracker_view_t*), kept up to date between reconciles. */
+	strmap_t slo_views;
 	/* The plans' Prometheus queries, asked on the loop; and plan -> the query names that have series. */
 	prom_query_t *prom;
 	strmap_t metric_queries;
@@ -1800,13 +1799,19 @@ static void pc_adopt_ahead(plan_controller_t *pc, pc_reconcile_t *r)
  * Which of the plan's pools a node is a member of, -1 when none: as in
  * pc_gather_members, a pool of this plan selects it and no other pool does
  * (the index follows the node cache, so the node is there). The tracker's
- * samples are told apart by it (slo_tracker_samples_pools).
+ * samples are told apart by it (slo_tracker_view_samples), and its answers
+ * change only when the index does (pool_index_t.version).
  */
 typedef struct {
 	const plan_controller_t *pc;
 	const plan_t *plan;
 	const char *name; /* the plan object's */
 } pc_member_of_t;
+
+static void pc_slo_view_free(void *v)
+{
+	slo_tracker_view_free(v);
+}
 
 static ptrdiff_t pc_member_of(const char *node, void *data)
 {
@@ -1834,31 +1839,29 @@ static void pc_judge(plan_controller_t *pc, pc_reconcile_t *r)
 		n_queries = prom_query_judge(pc->prom, r->plan->name, &r->plan->slo.prometheus, r->freeze.judge_since_ms,
 					     r->now, queries);
 	pc_driver_failures(pc, r);
-	/* The tracker's samples of every pool, in one walk of its records, into buffers kept between reconciles. */
+	/* The tracker's samples of every pool, from the plan's view: only the claims changed since are looked at. */
 	size_t n_pools = r->plan->n_pools;
-	if (pc->n_sample_bufs < n_pools) {
-		pc->samples = xrealloc(pc->samples, n_pools * sizeof(*pc->samples));
-		pc->sample_caps = xrealloc(pc->sample_caps, n_pools * sizeof(*pc->sample_caps));
-		for (size_t i = pc->n_sample_bufs; i < n_pools; i++) {
-			pc->samples[i] = NULL;
-			pc->sample_caps[i] = 0;
-		}
-		pc->n_sample_bufs = n_pools;
-	}
+	const slo_sample_t **samples = xcalloc(n_pools + 1, sizeof(*samples));
 	size_t *n_samples = xcalloc(n_pools + 1, sizeof(*n_samples));
 	int64_t since = r->now - (int64_t)r->plan->slo.window_ms;
 	if (r->freeze.judge_since_ms > since)
 		since = r->freeze.judge_since_ms;
+	slo_tracker_view_t *view = strmap_get(&pc->slo_views, r->po->meta.name);
+	if (view == NULL) {
+		view = slo_tracker_view_new(pc->slo);
+		strmap_put(&pc->slo_views, r->po->meta.name, view);
+	}
 	pc_member_of_t member_of = { .pc = pc, .plan = r->plan, .name = r->po->meta.name };
-	slo_tracker_samples_pools(pc->slo, r->plan->driver, (const char *const *)r->plan->device_classes,
-				  r->plan->n_device_classes, pc_member_of, &member_of, n_pools, since, pc->samples,
-				  pc->sample_caps, n_samples);
+	slo_tracker_view_samples(view, r->plan->driver, (const char *const *)r->plan->device_classes,
+				 r->plan->n_device_classes, pc_member_of, &member_of, n_pools, pc->pools.version, since,
+				 samples, n_samples);
 	for (size_t i = 0; i < n_pools; i++) {
 		pc_pool_run_t *run = &r->runs[i];
-		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, pc->samples[i], n_samples[i], queries,
+		pc_judge_pool(pc, r->plan, run, r->plan->pools[i].name, r->now, samples[i], n_samples[i], queries,
 			      n_queries);
 		pc_capacity(pc, r->plan, &r->plan->pools[i], run);
 	}
+	free(samples);
 	free(n_samples);
 }
 
@@ -2727,6 +2730,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	/* Its freeze objects and its history go with the garbage collector. */
 	pc_metrics_forget(pc, name);
 	prom_query_forget(pc->prom, name);
+	pc_slo_view_free(strmap_remove(&pc->slo_views, name));
 	if (pc->history)
 		plan_history_forget(pc->history, name);
 	if (pc->notifier)
@@ -3097,6 +3101,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 	pc->param = pc->taint = pc->tenancy =
 		(pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT, .writing = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
+	pc->slo_views = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	node_owners_init(&pc->owners);
@@ -3196,7 +3201,8 @@ static void plan_controller_free(uv_handle_t *h)
 	void (*done)(void *) = pc->closed;
 	void *data = pc->closed_data;
 	workqueue_free(pc->queue);
-	slo_tracker_free(pc->slo);
+	strmap_clear(&pc->slo_views, pc_slo_view_free);
+	slo_tracker_free(pc->slo); /* after its views */
 	plan_history_free(pc->history);
 	notifier_free(pc->notifier);
 	pool_index_free(&pc->pools);
@@ -3217,10 +3223,6 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->node_recs, free);
 	strmap_clear(&pc->preflight, pc_preflight_free);
 	strmap_clear(&pc->capacity, pc_capacity_free);
-	for (size_t i = 0; i < pc->n_sample_bufs; i++)
-		free(pc->samples[i]);
-	free(pc->samples);
-	free(pc->sample_caps);
 	free(pc);
 	if (done)
 		done(data);

@@ -125,6 +125,7 @@ bool pool_index_set_node(pool_index_t *idx, const store_t *plans, const char *na
 		return false;
 	}
 	pool_index_remove_node(idx, name);
+	idx->version++;
 	if (n == NULL)
 		return true;
 	strmap_put(&idx->nodes, name, n);
@@ -188,6 +189,7 @@ bool pool_index_plan_changed(pool_index_t *idx, const store_t *plans, const stor
 	if (old != NULL && new == NULL && !old->valid)
 		return false;
 	pool_index_clear(idx);
+	idx->version++;
 	size_t it = 0;
 	const void *v;
 	while (store_next(nodes, &it, &v)) {

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "plan.h"
 #include "plan_object.h"
@@ -53,6 +54,8 @@ typedef struct {
 	strmap_t nodes; /* node name -> pool_index_node_t*; a node no pool selects is absent */
 	/* "<plan>\x1f<pool>" -> the pool's members (see pool_index_members) */
 	strmap_t pools;
+	/* Changes whenever any node's pools do: what was read from the index before is stale. */
+	uint64_t version;
 } pool_index_t;
 
 void pool_index_init(pool_index_t *idx, pool_index_matcher_t matcher);

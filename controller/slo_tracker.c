@@ -47,22 +47,11 @@ typedef struct {
 } slo_tracker_record_t;
 
 /*
- * What slo_tracker_samples() learns: the longest window anyone asked about.
- * Kept behind a pointer so the query stays const for its callers while the
- * tracker remembers how far back it must keep (C's spelling of "mutable").
- */
-typedef struct {
-	int64_t max_window_ms; /* 0: nobody asked yet, no age eviction */
-} slo_tracker_retention_t;
-
-/*
- * The records by creation time, for slo_tracker_samples(): sorted again when
- * a query finds it stale (a record went or changed its creation time), so the
- * reconciles between two claim events neither sort nor walk the records older
- * than their window. Records added since the last query are the tail of
- * slo_tracker.records (a removal would have made it stale), and a few are
- * each put in their place: most often the end, as claims come newest last. Behind a
- * pointer for the same reason as retention.
+ * The records by creation time, for building views: sorted again when a
+ * build finds it stale (a record went or changed its creation time). Records
+ * added since the last build are the tail of slo_tracker.records (a removal
+ * would have made it stale), and a few are each put in their place: most
+ * often the end, as claims come newest last.
  */
 typedef struct {
 	slo_tracker_record_t **sorted;
@@ -78,11 +67,48 @@ struct slo_tracker {
 	/* The node, driver and class names records hold, once each (strmap_intern): thousands of
 	 * claims repeat a few, and a query compares them by address, not by strcmp. */
 	strmap_t names;
-	slo_tracker_retention_t *retention;
-	slo_tracker_order_t *order;
+	int64_t max_window_ms; /* the longest window a query asked about; 0: none yet, no age eviction */
+	slo_tracker_order_t order;
 	int64_t last_now_ms;
 	int64_t last_sweep_ms;
+	slo_tracker_view_t **views; /* told of every record that changes */
+	size_t n_views;
+	uint64_t view_builds;
 };
+
+/* A view's pool: its samples by creation time, each beside the record it was taken from. */
+typedef struct {
+	slo_sample_t *samples;
+	const slo_tracker_record_t **recs;
+	size_t n, cap;
+} slo_tracker_view_pool_t;
+
+/* Queries between two builds change nothing but the records this many changes could touch: more, and it is built. */
+#define SLO_TRACKER_VIEW_DIRTY_MIN 1024
+
+struct slo_tracker_view {
+	slo_tracker_t *t;
+	bool built;
+	/* The query the samples were sorted into pools for (copies). */
+	char *driver;
+	char **classes;
+	size_t n_classes;
+	uint64_t members_version;
+	slo_tracker_view_pool_t *pools;
+	size_t n_pools;
+	/* Records changed since the last query, in the order observed (a record may recur). */
+	const slo_tracker_record_t **dirty;
+	size_t n_dirty, cap_dirty;
+};
+
+/* Forget a view's samples: the next query builds them again. It holds no record pointer after this. */
+static void slo_tracker_view_reset(slo_tracker_view_t *v)
+{
+	v->built = false;
+	v->n_dirty = 0;
+	for (size_t p = 0; p < v->n_pools; p++)
+		v->pools[p].n = 0;
+}
 
 slo_tracker_t *slo_tracker_new(void)
 {
@@ -90,8 +116,6 @@ slo_tracker_t *slo_tracker_new(void)
 	t->by_uid = (strmap_t)STRMAP_INIT;
 	t->by_name = (strmap_t)STRMAP_INIT;
 	t->names = (strmap_t)STRMAP_INIT;
-	t->retention = xcalloc(1, sizeof(*t->retention));
-	t->order = xcalloc(1, sizeof(*t->order));
 	return t;
 }
 
@@ -123,9 +147,8 @@ void slo_tracker_free(slo_tracker_t *t)
 	strmap_clear(&t->by_uid, NULL);
 	strmap_clear(&t->by_name, NULL);
 	strmap_clear(&t->names, NULL); /* empty by now: every record gave its names back */
-	free(t->retention);
-	free(t->order->sorted);
-	free(t->order);
+	free(t->order.sorted);
+	free(t->views); /* empty: every view was freed first */
 	free(t);
 }
 
@@ -147,7 +170,10 @@ static void slo_tracker_record_remove(slo_tracker_t *t, slo_tracker_record_t *r)
 		t->records[r->index] = t->records[last];
 		t->records[r->index]->index = r->index;
 	}
-	t->order->stale = true;
+	t->order.stale = true;
+	/* Removals come in batches (the minute's age sweep, the cap): each view is built once, not edited per record. */
+	for (size_t i = 0; i < t->n_views; i++)
+		slo_tracker_view_reset(t->views[i]);
 	slo_tracker_record_free(t, r);
 }
 
@@ -208,7 +234,7 @@ static slo_tracker_record_t *slo_tracker_record_new(slo_tracker_t *t, const char
 	r->uid = uid ? xstrdup(uid) : NULL;
 	r->created_ms = created_ms;
 	r->index = t->n_records;
-	t->records[t->n_records++] = r; /* the order takes it in at the next query */
+	t->records[t->n_records++] = r; /* the order takes it in at the next build */
 	if (uid)
 		strmap_put(&t->by_uid, uid, r);
 	/* A newer incarnation under the same name takes the name; the older one stays by uid. */
@@ -219,7 +245,7 @@ static slo_tracker_record_t *slo_tracker_record_new(slo_tracker_t *t, const char
 /* The oldest creation time still worth recording; INT64_MIN until someone asked for a window. */
 static int64_t slo_tracker_horizon(const slo_tracker_t *t, int64_t now_ms)
 {
-	int64_t w = t->retention->max_window_ms;
+	int64_t w = t->max_window_ms;
 	if (w <= 0 || w > INT64_MAX / 2 || now_ms < INT64_MIN + 2 * w)
 		return INT64_MIN;
 	return now_ms - 2 * w;
@@ -229,7 +255,7 @@ static void slo_tracker_tick(slo_tracker_t *t, int64_t now_ms)
 {
 	if (now_ms > t->last_now_ms)
 		t->last_now_ms = now_ms;
-	if (t->retention->max_window_ms <= 0 || now_ms - t->last_sweep_ms < SLO_TRACKER_SWEEP_MS)
+	if (t->max_window_ms <= 0 || now_ms - t->last_sweep_ms < SLO_TRACKER_SWEEP_MS)
 		return;
 	t->last_sweep_ms = now_ms;
 	int64_t horizon = slo_tracker_horizon(t, now_ms);
@@ -267,6 +293,63 @@ static void slo_tracker_replace_names(slo_tracker_t *t, const char ***v, size_t 
 		}
 	}
 	slo_tracker_free_names(t, old, n_old); /* after: a name kept is not freed and copied again */
+}
+
+/* ---- what views are told ------------------------------------------------------- */
+
+/* r changed (or is new): each view takes it up at its next query. */
+static void slo_tracker_touch(slo_tracker_t *t, const slo_tracker_record_t *r)
+{
+	for (size_t i = 0; i < t->n_views; i++) {
+		slo_tracker_view_t *v = t->views[i];
+		if (!v->built || (v->n_dirty > 0 && v->dirty[v->n_dirty - 1] == r))
+			continue;
+		/* A view nobody queries (a plan left invalid) is built again rather than let its list grow. */
+		if (v->n_dirty >= SLO_TRACKER_VIEW_DIRTY_MIN && v->n_dirty >= t->n_records) {
+			slo_tracker_view_reset(v);
+			continue;
+		}
+		if (v->n_dirty == v->cap_dirty) {
+			v->cap_dirty = v->cap_dirty ? 2 * v->cap_dirty : 64;
+			v->dirty = xrealloc(v->dirty, v->cap_dirty * sizeof(*v->dirty));
+		}
+		v->dirty[v->n_dirty++] = r;
+	}
+}
+
+/* The first of a view pool's samples created at or after ms (strictly after: after). */
+static size_t slo_tracker_view_bound(const slo_tracker_view_pool_t *p, int64_t ms, bool after)
+{
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->samples[mid].created_ms < ms || (after && p->samples[mid].created_ms == ms))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Take r out of a view's pool, found by its creation time: it must not have changed since r went in. */
+static void slo_tracker_view_pool_remove(slo_tracker_view_pool_t *p, const slo_tracker_record_t *r)
+{
+	for (size_t i = slo_tracker_view_bound(p, r->created_ms, false);
+	     i < p->n && p->samples[i].created_ms == r->created_ms; i++)
+		if (p->recs[i] == r) {
+			memmove(&p->samples[i], &p->samples[i + 1], (p->n - i - 1) * sizeof(*p->samples));
+			memmove(&p->recs[i], &p->recs[i + 1], (p->n - i - 1) * sizeof(*p->recs));
+			p->n--;
+			return;
+		}
+}
+
+/* r's creation time is about to change: out of every view first, while it can still be found. */
+static void slo_tracker_views_drop(slo_tracker_t *t, const slo_tracker_record_t *r)
+{
+	for (size_t i = 0; i < t->n_views; i++)
+		for (size_t p = 0; p < t->views[i]->n_pools; p++)
+			slo_tracker_view_pool_remove(&t->views[i]->pools[p], r);
 }
 
 /* ---- observations ------------------------------------------------------------ */
@@ -312,6 +395,7 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 		if (r == NULL || r->deleted)
 			return;
 		r->deleted = true;
+		slo_tracker_touch(t, r);
 		if (r->ended_ms == 0)
 			r->ended_ms = now_ms;
 		if (strmap_get(&t->by_name, r->key) == r)
@@ -341,9 +425,11 @@ void slo_tracker_observe_claim(slo_tracker_t *t, const projection_claim_t *claim
 	}
 	if (r->deleted)
 		return; /* a late update for an incarnation already deleted */
+	slo_tracker_touch(t, r); /* read at the views' next query: what follows may still change it */
 	if (r->created_ms != created_ms) {
+		slo_tracker_views_drop(t, r);
 		r->created_ms = created_ms;
-		t->order->stale = true;
+		t->order.stale = true;
 	}
 	slo_tracker_replace_names(t, &r->classes, &r->n_classes, claim->device_classes, claim->n_device_classes);
 	if (claim->device_conditions_false > 0)
@@ -433,8 +519,10 @@ void slo_tracker_observe_pod(slo_tracker_t *t, const projection_pod_t *pod, int6
 		    pod_created_ms >= slo_tracker_horizon(t, now_ms))
 			r = slo_tracker_record_new(t, key, NULL, pod_created_ms);
 		free(heap);
-		if (r != NULL)
+		if (r != NULL) {
+			slo_tracker_touch(t, r);
 			slo_tracker_record_pod(r, state, unschedulable, now_ms);
+		}
 	}
 }
 
@@ -499,7 +587,7 @@ static int slo_tracker_compare_created(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Records added between two queries that are put in their places rather than sorted with the rest. */
+/* Records added between two builds that are put in their places rather than sorted with the rest. */
 #define SLO_TRACKER_ORDER_INSERTS 32
 
 /* The first of the n sorted records created at or after ms (strictly after: after). */
@@ -517,9 +605,9 @@ static size_t slo_tracker_bound(slo_tracker_record_t *const *sorted, size_t n, i
 }
 
 /* The records by creation time, and the first created at since_ms or later. */
-static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, int64_t since_ms, size_t *first)
+static slo_tracker_record_t *const *slo_tracker_ordered(slo_tracker_t *t, int64_t since_ms, size_t *first)
 {
-	slo_tracker_order_t *o = t->order;
+	slo_tracker_order_t *o = &t->order;
 	if (o->cap < t->n_records) {
 		o->cap = t->n_records;
 		o->sorted = xrealloc(o->sorted, o->cap * sizeof(*o->sorted));
@@ -543,50 +631,178 @@ static slo_tracker_record_t *const *slo_tracker_ordered(const slo_tracker_t *t, 
 	return o->sorted;
 }
 
-void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			       size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
-			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *cap, size_t *n_out)
+/* The sample a record gives. */
+static slo_sample_t slo_tracker_sample_of(const slo_tracker_record_t *r)
 {
-	if (t->last_now_ms > since_ms) {
-		uint64_t span = (uint64_t)t->last_now_ms - (uint64_t)since_ms; /* exact: two's complement */
-		int64_t window = span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
-		if (window > t->retention->max_window_ms)
-			t->retention->max_window_ms = window;
+	return (slo_sample_t){
+		.created_ms = r->created_ms,
+		.allocated_ms = r->allocated_ms,
+		.ready_ms = r->ready_ms,
+		.latency_unknown = r->latency_unknown,
+		.unallocatable = r->unallocatable,
+		.not_ready_since_allocation = r->allocated_ms != 0 && r->waiting_ready,
+		.device_condition_false = r->device_condition_false,
+		.ended_ms = r->ended_ms,
+	};
+}
+
+/* Keep every record created at since_ms or later: retention widens to twice now - since_ms. */
+static void slo_tracker_widen(slo_tracker_t *t, int64_t since_ms)
+{
+	if (t->last_now_ms <= since_ms)
+		return;
+	uint64_t span = (uint64_t)t->last_now_ms - (uint64_t)since_ms; /* exact: two's complement */
+	int64_t window = span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
+	if (window > t->max_window_ms)
+		t->max_window_ms = window;
+}
+
+slo_tracker_view_t *slo_tracker_view_new(slo_tracker_t *t)
+{
+	slo_tracker_view_t *v = xcalloc(1, sizeof(*v));
+	v->t = t;
+	t->views = xrealloc(t->views, (t->n_views + 1) * sizeof(*t->views));
+	t->views[t->n_views++] = v;
+	return v;
+}
+
+static void slo_tracker_view_forget_query(slo_tracker_view_t *v)
+{
+	free(v->driver);
+	for (size_t i = 0; i < v->n_classes; i++)
+		free(v->classes[i]);
+	free(v->classes);
+	for (size_t p = 0; p < v->n_pools; p++) {
+		free(v->pools[p].samples);
+		free(v->pools[p].recs);
 	}
-	for (size_t p = 0; p < n_pools; p++)
-		n_out[p] = 0;
+	free(v->pools);
+	v->driver = NULL;
+	v->classes = NULL;
+	v->pools = NULL;
+	v->n_classes = v->n_pools = 0;
+}
+
+void slo_tracker_view_free(slo_tracker_view_t *v)
+{
+	if (v == NULL)
+		return;
+	slo_tracker_t *t = v->t;
+	for (size_t i = 0; i < t->n_views; i++)
+		if (t->views[i] == v) {
+			t->views[i] = t->views[--t->n_views];
+			break;
+		}
+	slo_tracker_view_forget_query(v);
+	free(v->dirty);
+	free(v);
+}
+
+static bool slo_tracker_same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether the view's samples were sorted for this query. */
+static bool slo_tracker_view_same_query(const slo_tracker_view_t *v, const char *driver, const char *const *classes,
+					size_t n_classes, size_t n_pools, uint64_t members_version)
+{
+	if (v->members_version != members_version || v->n_pools != n_pools || v->n_classes != n_classes ||
+	    !slo_tracker_same_name(v->driver, driver))
+		return false;
+	for (size_t i = 0; i < n_classes; i++)
+		if (!slo_tracker_same_name(v->classes[i], classes[i]))
+			return false;
+	return true;
+}
+
+static void slo_tracker_view_set_query(slo_tracker_view_t *v, const char *driver, const char *const *classes,
+				       size_t n_classes, size_t n_pools, uint64_t members_version)
+{
+	slo_tracker_view_forget_query(v);
+	v->driver = driver ? xstrdup(driver) : NULL;
+	v->classes = xcalloc(n_classes + 1, sizeof(char *));
+	for (size_t i = 0; i < n_classes; i++)
+		v->classes[i] = classes[i] ? xstrdup(classes[i]) : NULL;
+	v->n_classes = n_classes;
+	v->pools = xcalloc(n_pools + 1, sizeof(*v->pools));
+	v->n_pools = n_pools;
+	v->members_version = members_version;
+	slo_tracker_view_reset(v);
+}
+
+/* r into a view's pool, after the samples created at the same time or earlier (at the end, for a build in order). */
+static void slo_tracker_view_pool_insert(slo_tracker_view_pool_t *p, const slo_tracker_record_t *r)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		p->samples = xrealloc(p->samples, p->cap * sizeof(*p->samples));
+		p->recs = xrealloc(p->recs, p->cap * sizeof(*p->recs));
+	}
+	size_t at = p->n > 0 && p->samples[p->n - 1].created_ms > r->created_ms
+			    ? slo_tracker_view_bound(p, r->created_ms, true)
+			    : p->n;
+	memmove(&p->samples[at + 1], &p->samples[at], (p->n - at) * sizeof(*p->samples));
+	memmove(&p->recs[at + 1], &p->recs[at], (p->n - at) * sizeof(*p->recs));
+	p->samples[at] = slo_tracker_sample_of(r);
+	p->recs[at] = r;
+	p->n++;
+}
+
+/* r into the pools it is a sample of now (none, one, or every one while pending). */
+static void slo_tracker_view_place(slo_tracker_view_t *v, const slo_tracker_query_t *q, const slo_tracker_record_t *r,
+				   ptrdiff_t (*pool_of)(const char *node, void *data), void *data)
+{
+	ptrdiff_t pool = slo_tracker_record_pool(r, q, pool_of, data);
+	if (pool == -1)
+		return;
+	size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
+	size_t to = pool == SLO_TRACKER_EVERY_POOL ? v->n_pools : (size_t)pool + 1;
+	for (size_t p = from; p < to && p < v->n_pools; p++)
+		slo_tracker_view_pool_insert(&v->pools[p], r);
+}
+
+void slo_tracker_view_samples(slo_tracker_view_t *v, const char *driver, const char *const *device_classes,
+			      size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
+			      size_t n_pools, uint64_t members_version, int64_t since_ms, const slo_sample_t **out,
+			      size_t *n_out)
+{
+	slo_tracker_t *t = v->t;
+	slo_tracker_widen(t, since_ms);
+	if (!slo_tracker_view_same_query(v, driver, device_classes, n_classes, n_pools, members_version))
+		slo_tracker_view_set_query(v, driver, device_classes, n_classes, n_pools, members_version);
 	slo_tracker_query_t q = { .classes = xcalloc(n_classes + 1, sizeof(char *)), .n_classes = n_classes,
 				  .by_driver = driver != NULL,
 				  .driver = driver ? strmap_interned(&t->names, driver) : NULL };
 	for (size_t i = 0; i < n_classes; i++)
 		q.classes[i] = device_classes[i] ? strmap_interned(&t->names, device_classes[i]) : NULL;
-	size_t first;
-	slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, since_ms, &first);
-	for (size_t i = first; i < t->n_records; i++) {
-		const slo_tracker_record_t *r = sorted[i];
-		ptrdiff_t pool = slo_tracker_record_pool(r, &q, pool_of, data);
-		if (pool == -1)
-			continue;
-		size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
-		size_t to = pool == SLO_TRACKER_EVERY_POOL ? n_pools : (size_t)pool + 1;
-		for (size_t p = from; p < to; p++) {
-			if (n_out[p] == cap[p]) {
-				cap[p] = cap[p] ? 2 * cap[p] : 64;
-				out[p] = xrealloc(out[p], cap[p] * sizeof(slo_sample_t));
-			}
-			out[p][n_out[p]++] = (slo_sample_t){
-				.created_ms = r->created_ms,
-				.allocated_ms = r->allocated_ms,
-				.ready_ms = r->ready_ms,
-				.latency_unknown = r->latency_unknown,
-				.unallocatable = r->unallocatable,
-				.not_ready_since_allocation = r->allocated_ms != 0 && r->waiting_ready,
-				.device_condition_false = r->device_condition_false,
-				.ended_ms = r->ended_ms,
-			};
+	if (!v->built) {
+		size_t first;
+		slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, INT64_MIN, &first);
+		for (size_t i = first; i < t->n_records; i++)
+			slo_tracker_view_place(v, &q, sorted[i], pool_of, data);
+		v->built = true;
+		t->view_builds++;
+	} else {
+		/* Each changed record out of wherever it was, and into where it belongs now. */
+		for (size_t i = 0; i < v->n_dirty; i++) {
+			for (size_t p = 0; p < v->n_pools; p++)
+				slo_tracker_view_pool_remove(&v->pools[p], v->dirty[i]);
+			slo_tracker_view_place(v, &q, v->dirty[i], pool_of, data);
 		}
 	}
+	v->n_dirty = 0;
 	free(q.classes);
+	for (size_t p = 0; p < n_pools; p++) {
+		size_t first = slo_tracker_view_bound(&v->pools[p], since_ms, false);
+		out[p] = v->pools[p].samples + first;
+		n_out[p] = v->pools[p].n - first;
+	}
+}
+
+uint64_t slo_tracker_view_builds(const slo_tracker_t *t)
+{
+	return t->view_builds;
 }
 
 /* slo_tracker_samples' one pool: its list of nodes, scanned. */
@@ -601,14 +817,18 @@ static ptrdiff_t slo_tracker_listed(const char *node, void *data)
 	return slo_tracker_in(node, list->nodes, list->n) ? 0 : -1;
 }
 
-size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			   size_t n_classes, const char *const *pool_nodes, size_t n_nodes, int64_t since_ms,
-			   slo_sample_t **out)
+size_t slo_tracker_samples(slo_tracker_t *t, const char *driver, const char *const *device_classes, size_t n_classes,
+			   const char *const *pool_nodes, size_t n_nodes, int64_t since_ms, slo_sample_t **out)
 {
 	slo_tracker_list_t list = { .nodes = pool_nodes, .n = n_nodes };
-	size_t n, cap = 0;
-	*out = NULL;
-	slo_tracker_samples_pools(t, driver, device_classes, n_classes, slo_tracker_listed, &list, 1, since_ms, out, &cap,
-				  &n);
+	slo_tracker_view_t *v = slo_tracker_view_new(t);
+	const slo_sample_t *samples;
+	size_t n;
+	slo_tracker_view_samples(v, driver, device_classes, n_classes, slo_tracker_listed, &list, 1, 0, since_ms,
+				 &samples, &n);
+	*out = n > 0 ? xmalloc(n * sizeof(**out)) : NULL;
+	if (n > 0)
+		memcpy(*out, samples, n * sizeof(**out));
+	slo_tracker_view_free(v);
 	return n;
 }

@@ -29,7 +29,7 @@
  * happened inside the window even if the object is gone.
  *
  * Bounded: observations older than twice the longest window asked for
- * (slo_tracker_samples' since) are dropped, claims created before that are
+ * (a query's since) are dropped, claims created before that are
  * not recorded at all, and at SLO_TRACKER_MAX_CLAIMS records the oldest
  * (by creation time) go first.
  *
@@ -78,34 +78,52 @@ void slo_tracker_observe_pod(slo_tracker_t *t, const projection_pod_t *pod, int6
  * asks for). driver, when not NULL, further requires an allocated claim
  * with results to have one from that driver. Sorted by creation time;
  * *out is the caller's to free (NULL when none). Returns the count.
+ * A view of its own, built for this one query and freed.
  *
- * Also widens retention to twice now - since_ms (now being the latest
- * observation's now_ms); the tracker stays logically const.
+ * Every query (this and slo_tracker_view_samples) widens retention to twice
+ * now - since_ms, now being the latest observation's now_ms.
  */
-size_t slo_tracker_samples(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			   size_t n_classes, const char *const *pool_nodes, size_t n_nodes, int64_t since_ms,
-			   slo_sample_t **out);
+size_t slo_tracker_samples(slo_tracker_t *t, const char *driver, const char *const *device_classes, size_t n_classes,
+			   const char *const *pool_nodes, size_t n_nodes, int64_t since_ms, slo_sample_t **out);
 
 /*
- * The samples of several pools of one plan in one walk of the records:
- * out[p] and n_out[p] are what slo_tracker_samples gives for the nodes
- * pool_of(node, data) numbers p (a pending claim is a sample of each).
- * pool_of answers -1 for a node in none; a plan's pools are disjoint (a node
- * two pools select is a member of neither), so it names one pool at most.
- * The caller answers from what it already indexes: no set of the plan's
- * nodes is built for each call.
+ * The samples of several pools of one plan, kept between queries: a view
+ * holds every retained record's sample under the pool it belongs to, by
+ * creation time, and a query brings it up to date from the records that
+ * changed since the last one, so its cost grows with the claims and pods
+ * observed in between, not with the records in the window. Several views
+ * may follow one tracker (one a plan); every view is freed before the
+ * tracker.
  *
- * out[p] is a buffer of cap[p] samples the caller keeps from one call to the
- * next (NULL and 0 at first; free() it at the end), grown with realloc when
- * a pool has more samples than it holds: a reconcile at 1,000 nodes asked
- * for buffers of hundreds of KiB and freed them again each time, and glibc
- * consolidated its free chunks at every such free.
+ * A view is built again, one walk of the records, when its query changes
+ * (driver, classes, pool count, members_version), after records were
+ * dropped (age eviction, at most once a minute; the cap), or when more
+ * records changed between two queries than the tracker holds.
  */
-void slo_tracker_samples_pools(const slo_tracker_t *t, const char *driver, const char *const *device_classes,
-			       size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
-			       size_t n_pools, int64_t since_ms, slo_sample_t **out, size_t *cap, size_t *n_out);
+typedef struct slo_tracker_view slo_tracker_view_t;
 
-/* Records held (claims, deleted claims not yet aged out, placeholders): a /metrics gauge. */
+slo_tracker_view_t *slo_tracker_view_new(slo_tracker_t *t);
+void slo_tracker_view_free(slo_tracker_view_t *v);
+
+/*
+ * out[p] and n_out[p] are what slo_tracker_samples gives for the nodes
+ * pool_of(node, data) numbers p (a pending claim is a sample of each), in
+ * creation order, pointing into the view: valid until the next query or
+ * observation. pool_of answers -1 for a node in none; a plan's pools are
+ * disjoint (a node two pools select is a member of neither), so it names
+ * one pool at most. The caller answers from what it already indexes, and
+ * changes members_version whenever pool_of could answer differently for
+ * any node: the view asks pool_of only about the records that changed.
+ */
+void slo_tracker_view_samples(slo_tracker_view_t *v, const char *driver, const char *const *device_classes,
+			      size_t n_classes, ptrdiff_t (*pool_of)(const char *node, void *data), void *data,
+			      size_t n_pools, uint64_t members_version, int64_t since_ms, const slo_sample_t **out,
+			      size_t *n_out);
+
+/* How many times a view was built from a walk of every record (the tests read it: most queries build nothing). */
+uint64_t slo_tracker_view_builds(const slo_tracker_t *t);
+
+/* Records held (claims, deleted claims not yet aged out, placeholders). */
 size_t slo_tracker_size(const slo_tracker_t *t);
 
 #endif

@@ -229,6 +229,7 @@ static void test_pool_index_follows_nodes_and_plans(void **state)
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		const pool_step_t *st = &steps[i];
 		f.rebuilt = f.node_changed = false;
+		uint64_t version = f.idx.version;
 		if (st->what == NODE)
 			node_event(&f, st->type, st->name, st->rv, st->spec);
 		else
@@ -236,6 +237,10 @@ static void test_pool_index_follows_nodes_and_plans(void **state)
 		bool changed = st->what == NODE ? f.node_changed : f.rebuilt;
 		if (changed != (st->changed == 1))
 			fail_msg("step %zu (%s %s): changed: %d, want %d", i, st->type, st->name, changed, st->changed);
+		/* What the plan controller's SLO views go by: a new version exactly when some node's pools changed. */
+		if ((f.idx.version != version) != (st->changed == 1))
+			fail_msg("step %zu (%s %s): version %s", i, st->type, st->name,
+				 f.idx.version != version ? "changed" : "unchanged");
 		for (size_t n = 0; n < N_NODES; n++) {
 			char *got = node_pools(&f.idx, nodes[n]);
 			if (strcmp(got, st->want[n]) != 0)

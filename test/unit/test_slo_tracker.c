@@ -109,7 +109,7 @@ static void see_pod(slo_tracker_t *t, const char *claim, int64_t created_ms, pod
 }
 
 /* The pool's samples since the window start; exactly one expected. */
-static slo_sample_t only_sample(const slo_tracker_t *t, int64_t since)
+static slo_sample_t only_sample(slo_tracker_t *t, int64_t since)
 {
 	slo_sample_t *s;
 	size_t n = slo_tracker_samples(t, "gpu.example.com", gpu_classes, 1, pool_nodes, 2, since, &s);
@@ -129,7 +129,7 @@ static const plan_slo_t slo1 = {
 	.stuck_threshold_ms = 5 * MIN,
 };
 
-static void judge(const slo_tracker_t *t, int64_t now, slo_result_t out[SLO_SIGNALS])
+static void judge(slo_tracker_t *t, int64_t now, slo_result_t out[SLO_SIGNALS])
 {
 	slo_sample_t *s;
 	size_t n = slo_tracker_samples(t, "gpu.example.com", gpu_classes, 1, pool_nodes, 2, now - (int64_t)slo1.window_ms, &s);
@@ -658,11 +658,11 @@ static ptrdiff_t first_nodes_of_pools(const char *node, void *data)
 }
 
 /*
- * Several pools in one walk give each pool what asking for it alone gives:
- * an allocated claim in the pool of its node, a pending one in every pool,
- * with pools of 2 nodes and of 20.
+ * A view's pools give each pool what asking for it alone gives: an allocated
+ * claim in the pool of its node, a pending one in every pool, with pools of
+ * 2 nodes and of 20 (a new members_version: the view is built again).
  */
-static void test_pools_in_one_walk(void **state)
+static void test_pools_of_one_view(void **state)
 {
 	(void)state;
 	slo_tracker_t *t = slo_tracker_new();
@@ -692,13 +692,13 @@ static void test_pools_in_one_walk(void **state)
 	allocate(&b, "other-node", "gpu.example.com");
 	slo_tracker_observe_claim(t, &b.c, NULL, NOW);
 
-	slo_sample_t *out[3] = { NULL, NULL, NULL }; /* kept from one call to the next, as the controller keeps them */
-	size_t cap[3] = { 0, 0, 0 };
+	slo_tracker_view_t *v = slo_tracker_view_new(t);
 	for (size_t len = 2; len <= 20; len += 18) { /* pools of 2 nodes and of 20 */
 		const char *const *pools[3] = { lists[0], lists[1], lists[2] };
+		const slo_sample_t *out[3];
 		size_t n[3];
-		slo_tracker_samples_pools(t, "gpu.example.com", gpu_classes, 1, first_nodes_of_pools, &len, 3, NOW - 10 * MIN,
-					  out, cap, n);
+		slo_tracker_view_samples(v, "gpu.example.com", gpu_classes, 1, first_nodes_of_pools, &len, 3, len,
+					 NOW - 10 * MIN, out, n);
 		for (size_t p = 0; p < 3; p++) {
 			/* With two nodes a pool holds only its claim on node 0; with twenty, all p + 1. */
 			size_t allocated = len == 2 ? 1 : p + 1;
@@ -712,8 +712,152 @@ static void test_pools_in_one_walk(void **state)
 			free(alone);
 		}
 	}
-	for (size_t p = 0; p < 3; p++)
-		free(out[p]);
+	assert_int_equal(slo_tracker_view_builds(t), 2 + 6); /* the view twice, and each one-off query */
+	slo_tracker_view_free(v);
+	slo_tracker_free(t);
+}
+
+/* ---- a view kept up to date, against one built from scratch ---------------------------------------- */
+
+/* Nodes "r<i>" for i < 12; node i is in pool (i + shift) % 4, pool 3 being none. */
+static ptrdiff_t shifted_pools(const char *node, void *data)
+{
+	unsigned i;
+	if (sscanf(node, "r%u", &i) != 1)
+		return -1;
+	size_t p = (i + *(const size_t *)data) % 4;
+	return p == 3 ? -1 : (ptrdiff_t)p;
+}
+
+static int compare_samples(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(slo_sample_t));
+}
+
+/* The same samples, in creation order each, as multisets (ties may come in any order). */
+static void assert_same_samples(const slo_sample_t *x, size_t nx, const slo_sample_t *y, size_t ny)
+{
+	assert_int_equal(nx, ny);
+	for (size_t i = 1; i < nx; i++)
+		assert_true(x[i - 1].created_ms <= x[i].created_ms);
+	slo_sample_t *a = calloc(nx + 1, sizeof(*a)), *b = calloc(ny + 1, sizeof(*b));
+	for (size_t i = 0; i < nx; i++) {
+		/* Compared field by field through a zeroed copy: padding is no difference. */
+		a[i] = (slo_sample_t){ 0 };
+		b[i] = (slo_sample_t){ 0 };
+		a[i].created_ms = x[i].created_ms, a[i].allocated_ms = x[i].allocated_ms, a[i].ready_ms = x[i].ready_ms;
+		a[i].ended_ms = x[i].ended_ms, a[i].latency_unknown = x[i].latency_unknown;
+		a[i].unallocatable = x[i].unallocatable, a[i].not_ready_since_allocation = x[i].not_ready_since_allocation;
+		a[i].device_condition_false = x[i].device_condition_false;
+		b[i].created_ms = y[i].created_ms, b[i].allocated_ms = y[i].allocated_ms, b[i].ready_ms = y[i].ready_ms;
+		b[i].ended_ms = y[i].ended_ms, b[i].latency_unknown = y[i].latency_unknown;
+		b[i].unallocatable = y[i].unallocatable, b[i].not_ready_since_allocation = y[i].not_ready_since_allocation;
+		b[i].device_condition_false = y[i].device_condition_false;
+	}
+	qsort(a, nx, sizeof(*a), compare_samples);
+	qsort(b, ny, sizeof(*b), compare_samples);
+	for (size_t i = 0; i < nx; i++)
+		assert_memory_equal(&a[i], &b[i], sizeof(*a));
+	free(a);
+	free(b);
+}
+
+/*
+ * A view queried after every few observations gives exactly what a view
+ * built from every record gives, through claims created, allocated on
+ * nodes of each pool, deleted and made again under the same name; pods
+ * seen before their claims, waiting, Ready, finished and gone; creation
+ * times that change; nodes moving between pools; classes and drivers of the
+ * query changing; and records aging out. And it is built from a walk of
+ * the records only when its query or the records' set demands it.
+ */
+static void test_view_follows_changes(void **state)
+{
+	(void)state;
+	slo_tracker_t *t = slo_tracker_new();
+	slo_tracker_view_t *kept = slo_tracker_view_new(t);
+	static const char *const classes[][2] = { { "gpu.example.com", NULL }, { "gpu.example.com", "fpga.example.com" } };
+	static const char *const drivers[] = { "gpu.example.com", "other.example.com" };
+	static const char *const nodes[] = { "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11" };
+	unsigned seed = 20261206;
+	size_t shift = 0, query = 0, queries = 0, rebuilds_expected = 0;
+	uint64_t version = 1, kept_builds = 0;
+	unsigned generation[97] = { 0 };
+	int64_t now = NOW;
+	for (int step = 0; step < 6000; step++) {
+		seed = seed * 1103515245u + 12345u;
+		unsigned r = seed >> 8;
+		char name[32];
+		unsigned c = r % 97;
+		snprintf(name, sizeof(name), "c%u", c);
+		claim_t b;
+		char uid[64];
+		snprintf(uid, sizeof(uid), "uid-%s-%u", name, generation[c]); /* made again: a new uid, the same name */
+		int64_t created = now - (int64_t)(r % 300) * SEC;
+		switch (r % 11) {
+		case 0: case 1: case 2: /* a claim seen, pending */
+			make_claim(&b, name, created, (r >> 4) % 5 ? "gpu.example.com" : "fpga.example.com");
+			b.c.meta.uid = uid;
+			slo_tracker_observe_claim(t, &b.c, NULL, now);
+			break;
+		case 3: case 4: /* seen allocated, on a node, by one driver or another */
+			make_claim(&b, name, created, (r >> 4) % 5 ? "gpu.example.com" : "fpga.example.com");
+			allocate(&b, nodes[(r >> 6) % 12], drivers[(r >> 10) % 4 == 0]);
+			b.c.meta.uid = uid;
+			slo_tracker_observe_claim(t, &b.c, NULL, now);
+			break;
+		case 5: /* deleted */
+			slo_tracker_observe_claim(t, NULL, uid, now);
+			generation[c]++;
+			break;
+		case 6: case 7: /* a pod, perhaps before its claim */
+			see_pod(t, name, created, (pod_is_t)((r >> 4) % 7), now);
+			break;
+		case 8: /* time passes: records age out at the sweep once a window was asked for */
+			now += (int64_t)(r % 4) * SEC;
+			break;
+		case 9: /* a node changes pools, now and then */
+			if ((r >> 4) % 8 == 0) {
+				shift++;
+				version++;
+				rebuilds_expected++;
+			}
+			break;
+		case 10: /* the plan's classes or driver change, seldom */
+			if ((r >> 4) % 16 == 0) {
+				query = (query + 1) % 4;
+				rebuilds_expected++;
+			}
+			break;
+		}
+		if (step % 3 != 0)
+			continue;
+		const char *driver = query & 1 ? drivers[0] : NULL;
+		size_t n_classes = query & 2 ? 2 : 1;
+		int64_t since = now - 4 * MIN;
+		const slo_sample_t *out[3], *fresh_out[3];
+		size_t n[3], fresh_n[3];
+		uint64_t before = slo_tracker_view_builds(t);
+		slo_tracker_view_samples(kept, driver, classes[query >> 1], n_classes, shifted_pools, &shift, 3, version,
+					 since, out, n);
+		uint64_t after = slo_tracker_view_builds(t);
+		kept_builds += after - before;
+		queries++;
+		slo_tracker_view_t *fresh = slo_tracker_view_new(t);
+		slo_tracker_view_samples(fresh, driver, classes[query >> 1], n_classes, shifted_pools, &shift, 3, version,
+					 since, fresh_out, fresh_n);
+		assert_int_equal(slo_tracker_view_builds(t), after + 1);
+		for (size_t p = 0; p < 3; p++)
+			assert_same_samples(out[p], n[p], fresh_out[p], fresh_n[p]);
+		slo_tracker_view_free(fresh);
+	}
+	/* Built again only for a new query, a node moved, or records aged out (once a sweep), never per change. */
+	assert_true(kept_builds >= 1);
+	assert_true(kept_builds <= 1 + rebuilds_expected + (size_t)((now - NOW) / MIN) + 1);
+	print_message("view: %zu queries, %llu builds, %zu new queries or moves, %lld min\n", queries,
+		      (unsigned long long)kept_builds, rebuilds_expected, (long long)((now - NOW) / MIN));
+	assert_true(kept_builds * 10 < queries);
+	slo_tracker_view_free(kept);
 	slo_tracker_free(t);
 }
 
@@ -730,7 +874,8 @@ int main(void)
 		cmocka_unit_test(test_eviction_beyond_twice_the_window),
 		cmocka_unit_test(test_cap_drops_the_oldest_first),
 		cmocka_unit_test(test_samples_in_creation_order_as_records_change),
-		cmocka_unit_test(test_pools_in_one_walk),
+		cmocka_unit_test(test_pools_of_one_view),
+		cmocka_unit_test(test_view_follows_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
