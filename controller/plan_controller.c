@@ -707,6 +707,11 @@ struct pc_node_rec {
 	int64_t dra_held, dra_allocated;
 	int64_t generation;
 	char *plan_uid, *pool;
+	/* The step and step-since last told to the plan's history, at plan_history_epoch told_epoch (told: any). */
+	bool told;
+	handover_step_t told_step;
+	int64_t told_since_ms;
+	uint64_t told_epoch;
 };
 
 /* The member's record for po's pool, read again when missing or read for another plan, spec or pool. */
@@ -2616,17 +2621,30 @@ static void pc_record_history(plan_controller_t *pc, const pc_reconcile_t *r)
 		const pc_pool_run_t *run = &r->runs[i];
 		const char *pool = r->plan->pools[i].name;
 		plan_history_pool(h, name, pool, pool_phase_name(run->out.phase), r->now);
-		int64_t devices[HISTORY_PATHS][2] = { { 0 } };
 		for (size_t m = 0; m < run->n; m++) {
 			const pool_member_t *mem = &run->members[m];
+			pc_node_rec_t *rec = run->recs[m];
+			uint64_t epoch = plan_history_epoch(h);
+			/* A member is told again only when its step changed, or the history may remember otherwise. */
+			if (rec->told && rec->told_epoch == epoch && rec->told_step == mem->state.step &&
+			    rec->told_since_ms == mem->state.since_ms)
+				continue;
 			char left[64];
 			int64_t held = plan_history_node(h, name, pool, mem->node->meta.name, handover_step_name(mem->state.step),
 							 mem->state.since_ms, r->now, left, sizeof(left));
 			if (held >= 0 && pc->m_step_seconds)
 				metrics_histogram_observe(pc->m_step_seconds, (double)held / 1000, left, NULL);
-			pc_free_devices(pc, r->plan, &r->plan->pools[i], run, m, devices);
+			rec->told = true;
+			rec->told_epoch = epoch;
+			rec->told_step = mem->state.step;
+			rec->told_since_ms = mem->state.since_ms;
 		}
 		bool at_rest = run->out.phase == POOL_LEGACY || run->out.phase == POOL_DRA;
+		if (!plan_history_sample_due(h, name, pool, run->signals, at_rest, r->now))
+			continue;
+		int64_t devices[HISTORY_PATHS][2] = { { 0 } };
+		for (size_t m = 0; m < run->n; m++)
+			pc_free_devices(pc, r->plan, &r->plan->pools[i], run, m, devices);
 		plan_history_sample(h, name, pool, run->signals, run->gate, devices, at_rest, r->now);
 	}
 	const plan_new_breach_t *nb = &r->new_breach;

@@ -73,6 +73,7 @@ struct plan_history {
 	strmap_t plans; /* name -> ph_plan_t* */
 	strmap_t pods;
 	int in_flight;
+	uint64_t epoch; /* plan_history_epoch */
 };
 
 typedef struct {
@@ -145,8 +146,14 @@ bool plan_history_busy(const plan_history_t *h)
 	return h->in_flight > 0;
 }
 
+uint64_t plan_history_epoch(const plan_history_t *h)
+{
+	return h->epoch;
+}
+
 void plan_history_forget(plan_history_t *h, const char *plan)
 {
+	h->epoch++;
 	if (plan == NULL) {
 		strmap_clear(&h->plans, ph_plan_free);
 		strmap_clear(&h->pods, NULL);
@@ -300,6 +307,7 @@ static void ph_on_read(const kube_http_response_t *resp, void *data)
 	h->in_flight--;
 	ph_plan_t *p = strmap_get(&h->plans, req->plan);
 	if (p != NULL && p->state == PH_READING) {
+		h->epoch++; /* read or not, what it remembers may differ from what it was told before */
 		if (resp->status == 404) {
 			p->state = PH_READ;
 		} else if (resp->error) {
@@ -455,20 +463,37 @@ void plan_history_breach(plan_history_t *h, const char *plan, const char *id, co
 	}
 }
 
-void plan_history_sample(plan_history_t *h, const char *plan, const char *pool, const slo_result_t signals[SLO_SIGNALS],
-			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], bool at_rest, int64_t now_ms)
+/* The pool's sample record, made when first asked for; NULL when the plan's history is not read yet. */
+static ph_sampled_t *ph_sampled(plan_history_t *h, const char *plan, const char *pool)
 {
 	ph_plan_t *p = ph_ready_plan(h, plan);
 	if (p == NULL)
-		return;
+		return NULL;
 	ph_sampled_t *s = strmap_get(&p->sampled, pool);
 	if (s == NULL)
 		strmap_put(&p->sampled, pool, s = xcalloc(1, sizeof(*s)));
+	return s;
+}
+
+bool plan_history_sample_due(plan_history_t *h, const char *plan, const char *pool,
+			     const slo_result_t signals[SLO_SIGNALS], bool at_rest, int64_t now_ms)
+{
+	const ph_sampled_t *s = ph_sampled(h, plan, pool);
+	if (s == NULL)
+		return false;
 	bool changed = false;
 	for (int k = 0; k < SLO_SIGNALS && s->known; k++)
 		changed |= s->verdicts[k] != signals[k].verdict;
-	if (!history_sample_due(s->last_ms, now_ms, changed, at_rest))
+	return history_sample_due(s->last_ms, now_ms, changed, at_rest);
+}
+
+void plan_history_sample(plan_history_t *h, const char *plan, const char *pool, const slo_result_t signals[SLO_SIGNALS],
+			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], bool at_rest, int64_t now_ms)
+{
+	if (!plan_history_sample_due(h, plan, pool, signals, at_rest, now_ms))
 		return;
+	ph_plan_t *p = ph_ready_plan(h, plan);
+	ph_sampled_t *s = ph_sampled(h, plan, pool);
 	cJSON *rec = cJSON_CreateObject();
 	cJSON_AddNumberToObject(rec, "t", (double)now_ms);
 	cJSON_AddStringToObject(rec, "pool", pool);

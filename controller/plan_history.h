@@ -86,9 +86,20 @@ void plan_history_pool(plan_history_t *h, const char *plan, const char *pool, co
  */
 int64_t plan_history_node(plan_history_t *h, const char *plan, const char *pool, const char *node, const char *step,
 			  int64_t since_ms, int64_t now_ms, char *left, size_t left_len);
+/*
+ * Changes whenever what the history remembers as a pool's or a node's
+ * latest state may have changed other than through plan_history_pool and
+ * plan_history_node: a plan's history read (or its read failed), or
+ * forgotten. A caller that skips telling a node what it told before does so
+ * only while this stays the same.
+ */
+uint64_t plan_history_epoch(const plan_history_t *h);
 /* status.breach now (id NULL: none). */
 void plan_history_breach(plan_history_t *h, const char *plan, const char *id, const char *pool, const char *signal,
 			 const char *value, const char *threshold, bool acknowledged, int64_t now_ms);
+/* Whether plan_history_sample would record a sample now: the free devices need not be counted otherwise. */
+bool plan_history_sample_due(plan_history_t *h, const char *plan, const char *pool,
+			     const slo_result_t signals[SLO_SIGNALS], bool at_rest, int64_t now_ms);
 /* A pool's signals and free devices ([path][0] idle, [path][1] fragmented), sampled when due; at_rest: Legacy or DRA. */
 void plan_history_sample(plan_history_t *h, const char *plan, const char *pool, const slo_result_t signals[SLO_SIGNALS],
 			 slo_verdict_t gate, const int64_t devices[HISTORY_PATHS][2], bool at_rest, int64_t now_ms);
