@@ -159,6 +159,8 @@ struct plan_controller {
 	strmap_t capacity;
 	/* Plan -> its pools' SLO samples (slo_tracker_view_t*), kept up to date between reconciles. */
 	strmap_t slo_views;
+	/* Plan -> its pools' members (pc_members_t*), kept up to date between reconciles. */
+	strmap_t members;
 	/* The plans' Prometheus queries, asked on the loop; and plan -> the query names that have series. */
 	prom_query_t *prom;
 	strmap_t metric_queries;
@@ -627,7 +629,7 @@ static void pc_status_invalid(plan_controller_t *pc, const plan_object_t *po, co
 typedef struct pc_node_rec pc_node_rec_t;
 
 typedef struct {
-	pool_member_t *members; /* sorted by node name */
+	pool_member_t *members; /* sorted by node name; this and recs and ads are the plan's pc_members_t's */
 	pc_node_rec_t **recs;   /* per member: its record (pc_node_rec), valid for this reconcile */
 	size_t n;
 	pool_output_t out;
@@ -734,6 +736,8 @@ static pc_node_rec_t *pc_node_rec(plan_controller_t *pc, const plan_object_t *po
 	return rec;
 }
 
+static void pc_members_stale(plan_controller_t *pc, const char *node);
+
 /* A change of kind touched these nodes: forget their records. */
 static void pc_node_changed(plan_controller_t *pc, cache_kind_t kind, const void *old, const void *new)
 {
@@ -750,8 +754,10 @@ static void pc_node_changed(plan_controller_t *pc, cache_kind_t kind, const void
 			node = ((const projection_claim_t *)objs[i])->node_name;
 		else if (kind == CACHE_SLICES)
 			node = ((const projection_slice_t *)objs[i])->node_name;
-		if (node != NULL)
+		if (node != NULL && strmap_get(&pc->node_recs, node) != NULL) {
 			free(strmap_remove(&pc->node_recs, node));
+			pc_members_stale(pc, node);
+		}
 	}
 }
 
@@ -1619,42 +1625,172 @@ typedef struct {
 	char window_edge_s[RFC3339_LEN];
 } pc_reconcile_t;
 
-/* Gather: each pool's members (nodes it selects that no other plan's pool selects), sorted, with their records. */
-static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
+/*
+ * A plan's members as a reconcile gathered them, kept for the next: each
+ * pool's nodes that no other pool selects, sorted by name, with their
+ * records and the conflicts found. Kept while the nodes-by-pool index
+ * (pool_index_t.version), the plan's spec and its uid stay what they were;
+ * a change that forgets a member's record (pc_node_changed) marks the
+ * member stale, and the next reconcile reads again only the stale ones. A
+ * reconcile borrows the arrays (pc_pool_run_t) and changes none of them.
+ */
+typedef struct {
+	pool_member_t *members;
+	pc_node_rec_t **recs;
+	handover_ads_t *ads;
+	char **names; /* the members' node names, sorted: a stale member is found by name, its node may be gone */
+	size_t n;
+} pc_members_pool_t;
+
+typedef struct {
+	uint64_t index_version;
+	int64_t generation;
+	char *uid;
+	pc_members_pool_t *pools;
+	size_t n_pools;
+	cJSON *conflicts; /* the messages, in the order found */
+	strmap_t stale;   /* node names whose records were forgotten since (values unused) */
+} pc_members_t;
+
+static void pc_members_free(void *v)
+{
+	pc_members_t *g = v;
+	if (g == NULL)
+		return;
+	for (size_t i = 0; i < g->n_pools; i++) {
+		pc_members_pool_t *mp = &g->pools[i];
+		for (size_t m = 0; m < mp->n; m++)
+			free(mp->names[m]);
+		free(mp->names);
+		free(mp->members);
+		free(mp->recs);
+		free(mp->ads);
+	}
+	free(g->pools);
+	free(g->uid);
+	cJSON_Delete(g->conflicts);
+	strmap_clear(&g->stale, NULL);
+	free(g);
+}
+
+/* Member m of pool i read again from its node and record; false when the node is not in the cache. */
+static bool pc_member_read(plan_controller_t *pc, const pc_reconcile_t *r, size_t i, pc_members_pool_t *mp, size_t m)
+{
+	const projection_node_t *node = store_get(cache_store(pc->cache, CACHE_NODES), NULL, mp->names[m]);
+	if (node == NULL)
+		return false;
+	pc_node_rec_t *rec = pc_node_rec(pc, r->po, &r->plan->pools[i], node);
+	mp->members[m] = (pool_member_t){ .node = node, .state = rec->state };
+	mp->recs[m] = rec;
+	mp->ads[m] = rec->ads;
+	return true;
+}
+
+/* Gather from the index: each pool's members and the conflicts, every member read. */
+static pc_members_t *pc_members_read(plan_controller_t *pc, const pc_reconcile_t *r)
 {
 	const char *name = r->po->meta.name;
 	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
+	pc_members_t *g = xcalloc(1, sizeof(*g));
+	g->index_version = pc->pools.version;
+	g->generation = r->po->generation;
+	g->uid = xstrdup(r->po->meta.uid ? r->po->meta.uid : "");
+	g->n_pools = r->plan->n_pools;
+	g->pools = xcalloc(g->n_pools + 1, sizeof(*g->pools));
+	g->conflicts = cJSON_CreateArray();
+	g->stale = (strmap_t)STRMAP_INIT;
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
 		const pool_index_member_t *selected;
 		size_t n_selected = pool_index_members(&pc->pools, name, r->plan->pools[i].name, &selected);
-		if (n_selected == 0)
-			continue;
-		pc_pool_run_t *run = &r->runs[i];
-		run->members = xcalloc(n_selected + 1, sizeof(pool_member_t));
+		pc_members_pool_t *mp = &g->pools[i];
+		mp->members = xcalloc(n_selected + 1, sizeof(*mp->members));
+		mp->recs = xcalloc(n_selected + 1, sizeof(*mp->recs));
+		mp->ads = xcalloc(n_selected + 1, sizeof(*mp->ads));
+		mp->names = xcalloc(n_selected + 1, sizeof(*mp->names));
 		for (size_t s = 0; s < n_selected; s++) {
 			const char *node_name = selected[s].node;
-			const projection_node_t *node = store_get(nodes, NULL, node_name);
 			const pool_index_match_t *mine, *other;
-			if (node == NULL)
+			if (store_get(nodes, NULL, node_name) == NULL)
 				continue; /* the index follows the node cache: never, but never act on a guess */
 			if (pool_index_conflict(selected[s].matches, name, &mine, &other)) {
 				if (strcmp(mine->pool, r->plan->pools[i].name) != 0)
 					continue; /* reported once, under this plan's first pool that selects it */
 				char *msg = xasprintf("%s is matched by pool %s of plan %s and pool %s of plan %s; nothing is done to it",
 						      node_name, mine->pool, mine->plan, other->pool, other->plan);
-				cJSON_AddItemToArray(r->conflicts, cJSON_CreateString(msg));
+				cJSON_AddItemToArray(g->conflicts, cJSON_CreateString(msg));
 				free(msg);
 				continue;
 			}
-			run->members[run->n++].node = node; /* in the index's order: by name */
+			mp->names[mp->n] = xstrdup(node_name); /* in the index's order: by name */
+			pc_member_read(pc, r, i, mp, mp->n++);
 		}
-		run->recs = xcalloc(run->n + 1, sizeof(*run->recs));
-		run->ads = xcalloc(run->n + 1, sizeof(*run->ads));
-		for (size_t m = 0; m < run->n; m++) {
-			run->recs[m] = pc_node_rec(pc, r->po, &r->plan->pools[i], run->members[m].node);
-			run->members[m].state = run->recs[m]->state;
-			run->ads[m] = run->recs[m]->ads;
+	}
+	return g;
+}
+
+/* The member of a pool named node, or n when none. */
+static size_t pc_members_find(const pc_members_pool_t *mp, const char *node)
+{
+	size_t lo = 0, hi = mp->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(mp->names[mid], node);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return mp->n;
+}
+
+/* Read again the stale members of g; false when one's node is gone from the cache (then gather anew). */
+static bool pc_members_refresh(plan_controller_t *pc, const pc_reconcile_t *r, pc_members_t *g)
+{
+	size_t it = 0;
+	const char *node;
+	while (strmap_next(&g->stale, &it, &node, NULL))
+		for (size_t i = 0; i < g->n_pools; i++) {
+			size_t m = pc_members_find(&g->pools[i], node);
+			if (m < g->pools[i].n && !pc_member_read(pc, r, i, &g->pools[i], m))
+				return false;
 		}
+	strmap_clear(&g->stale, NULL);
+	return true;
+}
+
+/* Gather: each pool's members (nodes it selects that no other plan's pool selects), sorted, with their records. */
+static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
+{
+	const char *name = r->po->meta.name;
+	const char *uid = r->po->meta.uid ? r->po->meta.uid : "";
+	pc_members_t *g = strmap_get(&pc->members, name);
+	bool same = g != NULL && g->index_version == pc->pools.version && g->generation == r->po->generation &&
+		    g->n_pools == r->plan->n_pools && strcmp(g->uid, uid) == 0;
+	if (!same || !pc_members_refresh(pc, r, g)) {
+		g = pc_members_read(pc, r);
+		pc_members_free(strmap_put(&pc->members, name, g));
+	}
+	for (size_t i = 0; i < r->plan->n_pools; i++) {
+		pc_pool_run_t *run = &r->runs[i];
+		run->members = g->pools[i].members;
+		run->recs = g->pools[i].recs;
+		run->ads = g->pools[i].ads;
+		run->n = g->pools[i].n;
+	}
+	cJSON_Delete(r->conflicts);
+	r->conflicts = cJSON_Duplicate(g->conflicts, true);
+}
+
+/* The node's record was forgotten: the plans whose pools select it read the member again. */
+static void pc_members_stale(plan_controller_t *pc, const char *node)
+{
+	const pool_index_node_t *n = pool_index_node(&pc->pools, node);
+	for (size_t i = 0; n != NULL && i < n->n; i++) {
+		pc_members_t *g = strmap_get(&pc->members, n->matches[i].plan);
+		if (g != NULL)
+			strmap_put(&g->stale, node, g);
 	}
 }
 
@@ -2705,10 +2841,7 @@ static void pc_history_pod(plan_controller_t *pc, const projection_pod_t *old, c
 static void pc_reconcile_free(pc_reconcile_t *r)
 {
 	for (size_t i = 0; i < r->plan->n_pools; i++) {
-		pool_output_free(&r->runs[i].out);
-		free(r->runs[i].members);
-		free(r->runs[i].ads);
-		free(r->runs[i].recs);
+		pool_output_free(&r->runs[i].out); /* members, recs and ads are the plan's pc_members_t */
 		free(r->runs[i].canary_names);
 		free(r->runs[i].gate_waiting);
 		for (size_t m = 0; r->runs[i].failures && m < r->runs[i].n; m++)
@@ -2749,6 +2882,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 	pc_metrics_forget(pc, name);
 	prom_query_forget(pc->prom, name);
 	pc_slo_view_free(strmap_remove(&pc->slo_views, name));
+	pc_members_free(strmap_remove(&pc->members, name));
 	if (pc->history)
 		plan_history_forget(pc->history, name);
 	if (pc->notifier)
@@ -3120,6 +3254,7 @@ plan_controller_t *plan_controller_new(uv_loop_t *loop, kube_http_t *http, cache
 		(pc_switch_t){ .written = STRMAP_INIT, .errors = STRMAP_INIT, .writing = STRMAP_INIT };
 	pc->metric_pools = (strmap_t)STRMAP_INIT;
 	pc->slo_views = (strmap_t)STRMAP_INIT;
+	pc->members = (strmap_t)STRMAP_INIT;
 	pc->expected = (strmap_t)STRMAP_INIT;
 	pc->expected_status = (strmap_t)STRMAP_INIT;
 	node_owners_init(&pc->owners);
@@ -3238,6 +3373,7 @@ static void plan_controller_free(uv_handle_t *h)
 	strmap_clear(&pc->orphans_reported, NULL);
 	strmap_clear(&pc->refusals, free);
 	strmap_clear(&pc->status_written, free);
+	strmap_clear(&pc->members, pc_members_free);
 	strmap_clear(&pc->node_recs, free);
 	strmap_clear(&pc->preflight, pc_preflight_free);
 	strmap_clear(&pc->capacity, pc_capacity_free);
