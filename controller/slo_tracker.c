@@ -83,7 +83,7 @@ typedef struct {
 	size_t n, cap;
 } slo_tracker_view_pool_t;
 
-/* Queries between two builds change nothing but the records this many changes could touch: more, and it is built. */
+/* A view's list of changed records grows to this, or to the tracker's record count if more; beyond, it is built again. */
 #define SLO_TRACKER_VIEW_DIRTY_MIN 1024
 
 struct slo_tracker_view {
@@ -331,25 +331,33 @@ static size_t slo_tracker_view_bound(const slo_tracker_view_pool_t *p, int64_t m
 	return lo;
 }
 
-/* Take r out of a view's pool, found by its creation time: it must not have changed since r went in. */
-static void slo_tracker_view_pool_remove(slo_tracker_view_pool_t *p, const slo_tracker_record_t *r)
+/* Where r is in a view's pool, found by its creation time (unchanged since it went in), or p->n when absent. */
+static size_t slo_tracker_view_pool_find(const slo_tracker_view_pool_t *p, const slo_tracker_record_t *r)
 {
 	for (size_t i = slo_tracker_view_bound(p, r->created_ms, false);
 	     i < p->n && p->samples[i].created_ms == r->created_ms; i++)
-		if (p->recs[i] == r) {
-			memmove(&p->samples[i], &p->samples[i + 1], (p->n - i - 1) * sizeof(*p->samples));
-			memmove(&p->recs[i], &p->recs[i + 1], (p->n - i - 1) * sizeof(*p->recs));
-			p->n--;
-			return;
-		}
+		if (p->recs[i] == r)
+			return i;
+	return p->n;
+}
+
+static void slo_tracker_view_pool_remove_at(slo_tracker_view_pool_t *p, size_t i)
+{
+	memmove(&p->samples[i], &p->samples[i + 1], (p->n - i - 1) * sizeof(*p->samples));
+	memmove(&p->recs[i], &p->recs[i + 1], (p->n - i - 1) * sizeof(*p->recs));
+	p->n--;
 }
 
 /* r's creation time is about to change: out of every view first, while it can still be found. */
 static void slo_tracker_views_drop(slo_tracker_t *t, const slo_tracker_record_t *r)
 {
 	for (size_t i = 0; i < t->n_views; i++)
-		for (size_t p = 0; p < t->views[i]->n_pools; p++)
-			slo_tracker_view_pool_remove(&t->views[i]->pools[p], r);
+		for (size_t p = 0; p < t->views[i]->n_pools; p++) {
+			slo_tracker_view_pool_t *vp = &t->views[i]->pools[p];
+			size_t at = slo_tracker_view_pool_find(vp, r);
+			if (at < vp->n)
+				slo_tracker_view_pool_remove_at(vp, at);
+		}
 }
 
 /* ---- observations ------------------------------------------------------------ */
@@ -749,17 +757,35 @@ static void slo_tracker_view_pool_insert(slo_tracker_view_pool_t *p, const slo_t
 	p->n++;
 }
 
-/* r into the pools it is a sample of now (none, one, or every one while pending). */
-static void slo_tracker_view_place(slo_tracker_view_t *v, const slo_tracker_query_t *q, const slo_tracker_record_t *r,
-				   ptrdiff_t (*pool_of)(const char *node, void *data), void *data)
+/* The pools r is a sample of now: [*from, *to), empty for none, every one while it is pending. */
+static void slo_tracker_view_pools_of(const slo_tracker_view_t *v, const slo_tracker_query_t *q,
+				      const slo_tracker_record_t *r, ptrdiff_t (*pool_of)(const char *node, void *data),
+				      void *data, size_t *from, size_t *to)
 {
 	ptrdiff_t pool = slo_tracker_record_pool(r, q, pool_of, data);
-	if (pool == -1)
-		return;
-	size_t from = pool == SLO_TRACKER_EVERY_POOL ? 0 : (size_t)pool;
-	size_t to = pool == SLO_TRACKER_EVERY_POOL ? v->n_pools : (size_t)pool + 1;
-	for (size_t p = from; p < to && p < v->n_pools; p++)
-		slo_tracker_view_pool_insert(&v->pools[p], r);
+	*from = pool == SLO_TRACKER_EVERY_POOL || pool < 0 ? 0 : (size_t)pool;
+	*to = pool == SLO_TRACKER_EVERY_POOL ? v->n_pools : pool < 0 ? 0 : (size_t)pool + 1;
+	if (*to > v->n_pools)
+		*to = v->n_pools;
+}
+
+/* A changed record in the pools it belongs to now: its sample rewritten where it stays, moved where it changed pools. */
+static void slo_tracker_view_update(slo_tracker_view_t *v, const slo_tracker_query_t *q, const slo_tracker_record_t *r,
+				    ptrdiff_t (*pool_of)(const char *node, void *data), void *data)
+{
+	size_t from, to;
+	slo_tracker_view_pools_of(v, q, r, pool_of, data, &from, &to);
+	for (size_t p = 0; p < v->n_pools; p++) {
+		slo_tracker_view_pool_t *vp = &v->pools[p];
+		size_t at = slo_tracker_view_pool_find(vp, r);
+		bool wanted = p >= from && p < to;
+		if (at < vp->n && wanted)
+			vp->samples[at] = slo_tracker_sample_of(r);
+		else if (at < vp->n)
+			slo_tracker_view_pool_remove_at(vp, at);
+		else if (wanted)
+			slo_tracker_view_pool_insert(vp, r);
+	}
 }
 
 void slo_tracker_view_samples(slo_tracker_view_t *v, const char *driver, const char *const *device_classes,
@@ -779,17 +805,17 @@ void slo_tracker_view_samples(slo_tracker_view_t *v, const char *driver, const c
 	if (!v->built) {
 		size_t first;
 		slo_tracker_record_t *const *sorted = slo_tracker_ordered(t, INT64_MIN, &first);
-		for (size_t i = first; i < t->n_records; i++)
-			slo_tracker_view_place(v, &q, sorted[i], pool_of, data);
+		for (size_t i = first; i < t->n_records; i++) {
+			size_t from, to;
+			slo_tracker_view_pools_of(v, &q, sorted[i], pool_of, data, &from, &to);
+			for (size_t p = from; p < to; p++)
+				slo_tracker_view_pool_insert(&v->pools[p], sorted[i]); /* in creation order: at the end */
+		}
 		v->built = true;
 		t->view_builds++;
 	} else {
-		/* Each changed record out of wherever it was, and into where it belongs now. */
-		for (size_t i = 0; i < v->n_dirty; i++) {
-			for (size_t p = 0; p < v->n_pools; p++)
-				slo_tracker_view_pool_remove(&v->pools[p], v->dirty[i]);
-			slo_tracker_view_place(v, &q, v->dirty[i], pool_of, data);
-		}
+		for (size_t i = 0; i < v->n_dirty; i++)
+			slo_tracker_view_update(v, &q, v->dirty[i], pool_of, data);
 	}
 	v->n_dirty = 0;
 	free(q.classes);
