@@ -754,8 +754,9 @@ static void pc_node_changed(plan_controller_t *pc, cache_kind_t kind, const void
 			node = ((const projection_claim_t *)objs[i])->node_name;
 		else if (kind == CACHE_SLICES)
 			node = ((const projection_slice_t *)objs[i])->node_name;
-		if (node != NULL && strmap_get(&pc->node_recs, node) != NULL) {
-			free(strmap_remove(&pc->node_recs, node));
+		pc_node_rec_t *rec = node ? strmap_remove(&pc->node_recs, node) : NULL;
+		if (rec != NULL) {
+			free(rec);
 			pc_members_stale(pc, node);
 		}
 	}
@@ -1603,7 +1604,7 @@ typedef struct {
 	int64_t now;
 	char now_s[RFC3339_LEN];
 	pc_pool_run_t *runs; /* one per pool */
-	cJSON *conflicts;      /* messages: nodes two plans' pools select */
+	const cJSON *conflicts; /* messages: nodes two plans' pools select (the plan's pc_members_t's) */
 	const cJSON *breach;   /* status.breach as recorded (or adopted) */
 	cJSON *adopted;        /* a breach the freeze parameter holds and the status lacks (owned; r->breach then) */
 	plan_breach_t recorded;
@@ -1673,17 +1674,14 @@ static void pc_members_free(void *v)
 	free(g);
 }
 
-/* Member m of pool i read again from its node and record; false when the node is not in the cache. */
-static bool pc_member_read(plan_controller_t *pc, const pc_reconcile_t *r, size_t i, pc_members_pool_t *mp, size_t m)
+/* Member m of pool i, the node given, read from its record. */
+static void pc_member_set(plan_controller_t *pc, const pc_reconcile_t *r, size_t i, pc_members_pool_t *mp, size_t m,
+			  const projection_node_t *node)
 {
-	const projection_node_t *node = store_get(cache_store(pc->cache, CACHE_NODES), NULL, mp->names[m]);
-	if (node == NULL)
-		return false;
 	pc_node_rec_t *rec = pc_node_rec(pc, r->po, &r->plan->pools[i], node);
 	mp->members[m] = (pool_member_t){ .node = node, .state = rec->state };
 	mp->recs[m] = rec;
 	mp->ads[m] = rec->ads;
-	return true;
 }
 
 /* Gather from the index: each pool's members and the conflicts, every member read. */
@@ -1709,8 +1707,9 @@ static pc_members_t *pc_members_read(plan_controller_t *pc, const pc_reconcile_t
 		mp->names = xcalloc(n_selected + 1, sizeof(*mp->names));
 		for (size_t s = 0; s < n_selected; s++) {
 			const char *node_name = selected[s].node;
+			const projection_node_t *node = store_get(nodes, NULL, node_name);
 			const pool_index_match_t *mine, *other;
-			if (store_get(nodes, NULL, node_name) == NULL)
+			if (node == NULL)
 				continue; /* the index follows the node cache: never, but never act on a guess */
 			if (pool_index_conflict(selected[s].matches, name, &mine, &other)) {
 				if (strcmp(mine->pool, r->plan->pools[i].name) != 0)
@@ -1722,7 +1721,7 @@ static pc_members_t *pc_members_read(plan_controller_t *pc, const pc_reconcile_t
 				continue;
 			}
 			mp->names[mp->n] = xstrdup(node_name); /* in the index's order: by name */
-			pc_member_read(pc, r, i, mp, mp->n++);
+			pc_member_set(pc, r, i, mp, mp->n++, node);
 		}
 	}
 	return g;
@@ -1748,13 +1747,18 @@ static size_t pc_members_find(const pc_members_pool_t *mp, const char *node)
 /* Read again the stale members of g; false when one's node is gone from the cache (then gather anew). */
 static bool pc_members_refresh(plan_controller_t *pc, const pc_reconcile_t *r, pc_members_t *g)
 {
+	const store_t *nodes = cache_store(pc->cache, CACHE_NODES);
 	size_t it = 0;
-	const char *node;
-	while (strmap_next(&g->stale, &it, &node, NULL))
+	const char *name;
+	while (strmap_next(&g->stale, &it, &name, NULL))
 		for (size_t i = 0; i < g->n_pools; i++) {
-			size_t m = pc_members_find(&g->pools[i], node);
-			if (m < g->pools[i].n && !pc_member_read(pc, r, i, &g->pools[i], m))
+			size_t m = pc_members_find(&g->pools[i], name);
+			if (m == g->pools[i].n)
+				continue;
+			const projection_node_t *node = store_get(nodes, NULL, name);
+			if (node == NULL)
 				return false;
+			pc_member_set(pc, r, i, &g->pools[i], m, node);
 		}
 	strmap_clear(&g->stale, NULL);
 	return true;
@@ -1779,8 +1783,7 @@ static void pc_gather_members(plan_controller_t *pc, pc_reconcile_t *r)
 		run->ads = g->pools[i].ads;
 		run->n = g->pools[i].n;
 	}
-	cJSON_Delete(r->conflicts);
-	r->conflicts = cJSON_Duplicate(g->conflicts, true);
+	r->conflicts = g->conflicts;
 }
 
 /* The node's record was forgotten: the plans whose pools select it read the member again. */
@@ -2757,10 +2760,10 @@ static void pc_record_history(plan_controller_t *pc, const pc_reconcile_t *r)
 		const pc_pool_run_t *run = &r->runs[i];
 		const char *pool = r->plan->pools[i].name;
 		plan_history_pool(h, name, pool, pool_phase_name(run->out.phase), r->now);
+		uint64_t epoch = plan_history_epoch(h);
 		for (size_t m = 0; m < run->n; m++) {
 			const pool_member_t *mem = &run->members[m];
 			pc_node_rec_t *rec = run->recs[m];
-			uint64_t epoch = plan_history_epoch(h);
 			/* A member is told again only when its step changed, or the history may remember otherwise. */
 			if (rec->told && rec->told_epoch == epoch && rec->told_step == mem->state.step &&
 			    rec->told_since_ms == mem->state.since_ms)
@@ -2849,7 +2852,6 @@ static void pc_reconcile_free(pc_reconcile_t *r)
 		free(r->runs[i].failures);
 	}
 	free(r->runs);
-	cJSON_Delete(r->conflicts);
 	cJSON_Delete(r->handovers);
 	plan_new_breach_free(&r->new_breach);
 	cJSON_Delete(r->adopted);
@@ -2900,7 +2902,7 @@ static void pc_reconcile_gone(plan_controller_t *pc, const char *name, const pla
 /* Start a reconcile of po at this moment (ahead: pc_judge_plan_ahead's), its pools' members gathered. */
 static void pc_gather(plan_controller_t *pc, const plan_object_t *po, bool ahead, pc_reconcile_t *r)
 {
-	*r = (pc_reconcile_t){ .po = po, .plan = &po->plan, .now = pc_now_ms(), .conflicts = cJSON_CreateArray(),
+	*r = (pc_reconcile_t){ .po = po, .plan = &po->plan, .now = pc_now_ms(),
 			       .handovers = cJSON_CreateArray(), .ahead = ahead };
 	r->ref = (events_object_ref_t){ .api_version = "drashift.io/v1alpha1", .kind = "MigrationPlan",
 					.name = po->meta.name, .uid = po->meta.uid };
